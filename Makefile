@@ -1,0 +1,66 @@
+# inferstack — one entry point for set-up, synth, tests and the benchmark. Every target installs what is missing.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+CONFIG ?= inferstack.yaml
+
+# Hermetic CDK/jsii: no telemetry, no version checks, no IMDS probing, no Node EOL banner.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export CDK_DISABLE_CLI_TELEMETRY := true
+export CDK_DISABLE_VERSION_CHECK := 1
+export AWS_EC2_METADATA_DISABLED := true
+
+.PHONY: install synth test lint format bench schema crds lock clean
+
+install: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+## synth: synthesize the platform of $(CONFIG) into cdk.out and print a summary
+synth: install
+	npx cdk synth --quiet -c config=$(CONFIG)
+	$(PY) -m inferstack.cli summary cdk.out
+
+## test: ruff, then the whole test suite (quality gates included)
+test: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+## bench: cold `cdk synth` of the default app vs a bare EKS app, alternating; prints medians and the ratio
+bench: install
+	$(PY) bench/synth_bench.py --runs $${RUNS:-5}
+
+## schema: regenerate inferstack.schema.json (JSON Schema of the config, for editors)
+schema: install
+	$(PY) -m inferstack.cli schema > inferstack.schema.json
+
+## crds: recompile the vendored CRD schemas from ../shared/crds
+crds: install
+	$(PY) scripts/compile_crds.py
+
+## lock: re-freeze requirements.txt from the current venv (after a deliberate upgrade)
+lock:
+	{ echo "# Exact pins of every Python package (direct and transitive) the app, tests and tooling use."; \
+	  echo "# Regenerate after a deliberate upgrade: make lock"; \
+	  $(VENV)/bin/pip freeze --all | grep -v -E "^(pip|wheel)=="; } > requirements.txt
+
+clean:
+	rm -rf cdk.out bench/out .pytest_cache .ruff_cache

@@ -1,0 +1,51 @@
+"""Entry point shared by ``app.py`` and the tests: config file → validated config → rules → CDK app."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+
+from inferstack.config import ConfigError, InferstackConfig, load_config
+from inferstack.rules import RuleViolationError, enforce
+from inferstack.stacks.nag import add_nag
+from inferstack.stacks.platform import Platform, build_platform
+
+DEFAULT_CONFIG = "inferstack.yaml"
+
+
+def build_app(config: InferstackConfig, app: cdk.App | None = None, *, nag: bool = True) -> tuple[cdk.App, Platform]:
+    """Check ``config`` against every rule, then add the platform's stacks to ``app`` (a new one by default).
+
+    Raises :class:`RuleViolationError` before any construct is created if a rule fails.
+    """
+    report = enforce(config)
+    for finding in report.warnings:
+        print(f"warning: {finding}", file=sys.stderr)
+    app = app or cdk.App()
+    platform = build_platform(app, config)
+    if nag:
+        add_nag(app)
+    return app, platform
+
+
+def _context_flag(app: cdk.App, key: str, default: bool) -> bool:
+    value: Any = app.node.try_get_context(key)
+    if value is None:
+        return default
+    return str(value).lower() not in ("false", "0", "no", "off")
+
+
+def main() -> int:
+    app = cdk.App()
+    config_path = Path(str(app.node.try_get_context("config") or DEFAULT_CONFIG))
+    try:
+        config = load_config(config_path)
+        build_app(config, app, nag=_context_flag(app, "inferstack:nag", True))
+    except (ConfigError, RuleViolationError) as exc:
+        print(f"inferstack: {config_path}: {exc}" if isinstance(exc, RuleViolationError) else str(exc), file=sys.stderr)
+        return 1
+    app.synth()
+    return 0

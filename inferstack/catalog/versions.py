@@ -1,0 +1,151 @@
+"""Every chart, add-on, layer and Kubernetes version inferstack deploys, in one place.
+
+Helm chart versions come from ../shared/crds/CHARTS.md (each with its upstream source); a chart is only ever
+installed at the version pinned here. Python and npm tooling versions are pinned in ``requirements.txt`` and
+``package-lock.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class HelmChartVersion:
+    """A Helm chart pinned to one published version."""
+
+    chart: str
+    repository: str
+    version: str
+    source: str
+    """Where the version was read: ``owner/repo`` · path · ref."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class KubernetesRelease:
+    """A Kubernetes minor version the cluster stack can create."""
+
+    version: str
+    """``"1.36"`` style minor version."""
+    kubectl_layer: str
+    """Python module of the matching ``aws-cdk.lambda-layer-kubectl-vNN`` package."""
+
+
+DEFAULT_KUBERNETES_VERSION = "1.36"
+
+#: Kubernetes versions inferstack supports. The kubectl layer must stay within kubectl's ±1 minor version skew of
+#: the cluster; aws-cdk-lib 2.275 knows versions up to 1.36, and only the v36 layer is pinned.
+KUBERNETES_RELEASES: dict[str, KubernetesRelease] = {
+    "1.35": KubernetesRelease(version="1.35", kubectl_layer="aws_cdk.lambda_layer_kubectl_v36"),
+    "1.36": KubernetesRelease(version="1.36", kubectl_layer="aws_cdk.lambda_layer_kubectl_v36"),
+}
+
+#: EKS managed add-ons installed on every cluster. ``None`` means "the default version EKS selects for the
+#: cluster's Kubernetes version when the add-on is created"; a config can pin any of them
+#: (``cluster.addon_versions``). Exact ``vX.Y.Z-eksbuild.N`` strings for 1.36 could not be confirmed offline.
+CORE_ADDONS: dict[str, str | None] = {
+    "vpc-cni": None,
+    "coredns": None,
+    "kube-proxy": None,
+    "eks-pod-identity-agent": None,
+}
+
+#: Helm charts (../shared/crds/CHARTS.md). Placeholder ``Chart.yaml`` versions are replaced by the published ones.
+HELM_CHARTS: dict[str, HelmChartVersion] = {
+    "karpenter": HelmChartVersion(
+        chart="karpenter",
+        repository="oci://public.ecr.aws/karpenter/karpenter",
+        version="1.14.1",
+        source="aws/karpenter-provider-aws · charts/karpenter/Chart.yaml · main 1d927085",
+    ),
+    "karpenter-crd": HelmChartVersion(
+        chart="karpenter-crd",
+        repository="oci://public.ecr.aws/karpenter/karpenter-crd",
+        version="1.14.1",
+        source="aws/karpenter-provider-aws · charts/karpenter-crd/Chart.yaml · main 1d927085",
+    ),
+    "gpu-operator": HelmChartVersion(
+        chart="gpu-operator",
+        repository="https://helm.ngc.nvidia.com/nvidia",
+        version="v26.7.0",
+        source="NVIDIA/gpu-operator · release workflow packages tag v26.7.0 (10ee5b36)",
+    ),
+    "neuron-helm-chart": HelmChartVersion(
+        chart="neuron-helm-chart",
+        repository="oci://public.ecr.aws/neuron/neuron-helm-chart",
+        version="1.1.2",
+        source="aws-neuron/neuron-helm-charts · charts/neuron-helm-chart/Chart.yaml · 1a1d41e3 (newest confirmed)",
+    ),
+    "aws-efa-k8s-device-plugin": HelmChartVersion(
+        chart="aws-efa-k8s-device-plugin",
+        repository="https://aws.github.io/eks-charts",
+        version="v0.5.30",
+        source="aws/eks-charts · stable/aws-efa-k8s-device-plugin/Chart.yaml · 52396092",
+    ),
+    "kuberay-operator": HelmChartVersion(
+        chart="kuberay-operator",
+        repository="https://ray-project.github.io/kuberay-helm/",
+        version="1.7.0",
+        source="ray-project/kuberay · helm-chart/kuberay-operator/Chart.yaml · tag v1.7.0",
+    ),
+    "kserve-crd": HelmChartVersion(
+        chart="kserve-crd",
+        repository="oci://ghcr.io/kserve/charts/kserve-crd",
+        version="v0.20.0",
+        source="kserve/kserve · charts/kserve-crd/Chart.yaml · tag v0.20.0",
+    ),
+    "kserve-resources": HelmChartVersion(
+        chart="kserve-resources",
+        repository="oci://ghcr.io/kserve/charts/kserve-resources",
+        version="v0.20.0",
+        source="kserve/kserve · charts/kserve-resources/Chart.yaml · tag v0.20.0",
+    ),
+    "k8s-nim-operator": HelmChartVersion(
+        chart="k8s-nim-operator",
+        repository="https://helm.ngc.nvidia.com/nvidia",
+        version="3.0.0",
+        source="NVIDIA/k8s-nim-operator · deployments/helm/k8s-nim-operator/Chart.yaml · tag v3.1.2",
+    ),
+    "dynamo-platform": HelmChartVersion(
+        chart="dynamo-platform",
+        repository="https://helm.ngc.nvidia.com/nvidia/ai-dynamo",
+        version="1.1.0",
+        source="ai-dynamo/dynamo · deploy/helm/charts/platform/Chart.yaml · main df888f68",
+    ),
+    "lws": HelmChartVersion(
+        chart="lws",
+        repository="oci://registry.k8s.io/lws/charts/lws",
+        version="0.10.0",
+        source="kubernetes-sigs/lws · charts/lws/Chart.yaml · tag v0.10.0 (published as 0.10.0)",
+    ),
+    "kube-prometheus-stack": HelmChartVersion(
+        chart="kube-prometheus-stack",
+        repository="https://prometheus-community.github.io/helm-charts",
+        version="88.5.3",
+        source="prometheus-community/helm-charts · charts/kube-prometheus-stack/Chart.yaml · tag 88.5.3",
+    ),
+    "keda": HelmChartVersion(
+        chart="keda",
+        repository="https://kedacore.github.io/charts",
+        version="2.20.2",
+        source="kedacore/charts · keda/Chart.yaml · tag v2.20.2",
+    ),
+    "aws-mountpoint-s3-csi-driver": HelmChartVersion(
+        chart="aws-mountpoint-s3-csi-driver",
+        repository="https://awslabs.github.io/mountpoint-s3-csi-driver",
+        version="2.7.0",
+        source="awslabs/mountpoint-s3-csi-driver · charts/aws-mountpoint-s3-csi-driver/Chart.yaml · tag v2.7.0",
+    ),
+    "aws-fsx-csi-driver": HelmChartVersion(
+        chart="aws-fsx-csi-driver",
+        repository="https://kubernetes-sigs.github.io/aws-fsx-csi-driver",
+        version="1.17.0",
+        source="kubernetes-sigs/aws-fsx-csi-driver · charts/aws-fsx-csi-driver/Chart.yaml · tag v1.9.0",
+    ),
+    "inferencepool": HelmChartVersion(
+        chart="inferencepool",
+        repository="oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool",
+        version="v1.5.0",
+        source="kubernetes-sigs/gateway-api-inference-extension · config/charts/inferencepool · tag v1.5.0",
+    ),
+}

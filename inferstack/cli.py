@@ -1,0 +1,107 @@
+"""Command line: ``python -m inferstack.cli {summary,schema,check}``.
+
+* ``summary [CDK_OUT]`` — stacks, resources, Kubernetes objects and Helm charts in a synthesized cloud assembly;
+* ``schema`` — the JSON Schema of the config (for editors) on stdout;
+* ``check [CONFIG]`` — validate a config and run every rule, without synthesizing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from inferstack.config import ConfigError, InferstackConfig, load_config
+
+MANIFEST_TYPE = "Custom::AWSCDK-EKS-KubernetesResource"
+HELM_TYPE = "Custom::AWSCDK-EKS-HelmChart"
+
+
+def kubernetes_objects(template: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every Kubernetes object a template applies through the kubectl provider (from literal manifests)."""
+    objects: list[dict[str, Any]] = []
+    for resource in template.get("Resources", {}).values():
+        if resource.get("Type") != MANIFEST_TYPE:
+            continue
+        manifest = resource["Properties"]["Manifest"]
+        if isinstance(manifest, str):
+            objects.extend(json.loads(manifest))
+        else:  # Fn::Join with tokens: only literal fragments can be read back
+            parts = manifest.get("Fn::Join", ["", []])[1]
+            text = "".join(p if isinstance(p, str) else '"<token>"' for p in parts)
+            objects.extend(json.loads(text))
+    return objects
+
+
+def summarize(out_dir: Path) -> str:
+    manifest = json.loads((out_dir / "manifest.json").read_text())
+    lines = [f"Synthesized to {out_dir.resolve()}"]
+    total = 0
+    for name, artifact in sorted(manifest["artifacts"].items()):
+        if artifact.get("type") != "aws:cloudformation:stack":
+            continue
+        path = out_dir / artifact["properties"]["templateFile"]
+        template = json.loads(path.read_text())
+        resources = template.get("Resources", {})
+        total += len(resources)
+        helm = [r["Properties"].get("Chart") for r in resources.values() if r.get("Type") == HELM_TYPE]
+        kinds = Counter(obj.get("kind", "?") for obj in kubernetes_objects(template))
+        parts = [f"{len(resources)} resources", f"{path.stat().st_size / 1024:.0f} KiB"]
+        if helm:
+            parts.append(f"Helm charts: {', '.join(sorted(map(str, helm)))}")
+        if kinds:
+            parts.append("Kubernetes objects: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
+        lines.append(f"  {name:<28} {' · '.join(parts)}  ({path.name})")
+    lines.append(f"  total: {total} resources. Deploy with: npx cdk deploy --all")
+    return "\n".join(lines)
+
+
+def _check(config_path: str) -> int:
+    from inferstack.rules import evaluate
+
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    report = evaluate(config)
+    for finding, reason in report.acknowledged:
+        print(f"acknowledged: {finding} (reason: {reason})")
+    for finding in report.warnings:
+        print(f"warning: {finding}")
+    for finding in report.errors:
+        print(f"error: {finding}", file=sys.stderr)
+    if report.errors:
+        return 1
+    print(f"{config_path}: OK")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="inferstack", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    summary = sub.add_parser("summary", help="summarize a synthesized cloud assembly")
+    summary.add_argument("out", nargs="?", default="cdk.out")
+    sub.add_parser("schema", help="print the config's JSON Schema")
+    check = sub.add_parser("check", help="validate a config and run the rules")
+    check.add_argument("config", nargs="?", default="inferstack.yaml")
+    args = parser.parse_args(argv)
+    if args.command == "summary":
+        out = Path(args.out)
+        if not (out / "manifest.json").is_file():
+            print(f"{out}: no cloud assembly here — run `make synth` first", file=sys.stderr)
+            return 1
+        print(summarize(out))
+        return 0
+    if args.command == "schema":
+        schema = InferstackConfig.model_json_schema(by_alias=True)
+        print(json.dumps(schema, indent=2, sort_keys=True))
+        return 0
+    return _check(args.config)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

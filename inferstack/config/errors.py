@@ -1,0 +1,107 @@
+"""Configuration problems as ``path.to.field: value — what is valid`` lines, never tracebacks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a config: where, what was given, and what would be valid."""
+
+    path: str
+    message: str
+    value: Any = _MISSING
+
+    def __str__(self) -> str:
+        if self.value is _MISSING:
+            return f"{self.path}: {self.message}"
+        return f"{self.path}: {_show(self.value)} — {self.message}"
+
+
+class ConfigError(Exception):
+    """Raised with every problem found in a config; ``str()`` lists them one per line."""
+
+    def __init__(self, source: str, problems: list[Problem]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        count = len(self.problems)
+        head = f"{self.source}: {count} problem{'s' if count != 1 else ''} in the inferstack config"
+        return "\n".join([head, *(f"  - {p}" for p in self.problems)])
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def format_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "<root>"
+
+
+def _model_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model class that the location ``loc`` (a path of field names and list indexes) points into."""
+    current: Any = root
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(part) or next(
+            (f for f in current.model_fields.values() if f.alias == part), None
+        )
+        if field is None:
+            return None
+        current = _unwrap(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _unwrap(annotation: Any) -> Any:
+    for arg in getattr(annotation, "__args__", ()) or ():
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+        inner = _unwrap(arg)
+        if inner is not None and isinstance(inner, type) and issubclass(inner, BaseModel):
+            return inner
+    return annotation
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    return sorted(f.alias or name for name, f in model.model_fields.items())
+
+
+def problem_from(root: type[BaseModel], error: ErrorDetails) -> Problem:
+    loc = tuple(error["loc"])
+    ctx = error.get("ctx") or {}
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        parent = _model_at(root, loc[:-1])
+        valid = f"valid keys here: {', '.join(_field_names(parent))}" if parent else "remove it"
+        return Problem(format_path(loc), f"unknown key — {valid}")
+    if kind == "missing":
+        return Problem(format_path(loc), "required")
+    if "field" in ctx:
+        loc = loc + tuple(str(ctx["field"]).split("."))
+        return Problem(format_path(loc), error["msg"])
+    message = error["msg"]
+    if kind == "enum":
+        message = f"must be one of {ctx.get('expected', '')}"
+    elif kind.endswith("_type") or kind.endswith("_parsing"):
+        message = f"{message[0].lower()}{message[1:]}"
+    return Problem(format_path(loc), message, error.get("input", _MISSING))
+
+
+def problems_from(root: type[BaseModel], exc: ValidationError) -> list[Problem]:
+    return [problem_from(root, e) for e in exc.errors(include_url=False)]

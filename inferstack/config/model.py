@@ -1,0 +1,266 @@
+"""The inferstack configuration, one pydantic model per concern. ``inferstack.yaml`` is an instance of
+:class:`InferstackConfig`; every field documents its default and unit. Unknown keys are errors.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
+from inferstack.catalog.versions import CORE_ADDONS, DEFAULT_KUBERNETES_VERSION, KUBERNETES_RELEASES
+from inferstack.config.types import (
+    AccountId,
+    AvailabilityZone,
+    Cidr,
+    ClusterName,
+    InstanceTypeName,
+    PrincipalArn,
+    Region,
+    StackPrefix,
+    VpcCidr,
+)
+
+
+class StrictModel(BaseModel):
+    """Base of every config model: unknown keys are errors, values are immutable once validated."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False, validate_default=True)
+
+
+class EndpointAccess(StrEnum):
+    """Who can reach the Kubernetes API endpoint."""
+
+    PRIVATE = "private"
+    """Only from inside the VPC (the kubectl Lambda runs in the private subnets)."""
+    PUBLIC_AND_PRIVATE = "public_and_private"
+    """Inside the VPC, and from ``cluster.public_access_cidrs`` outside it."""
+    PUBLIC = "public"
+    """Only from ``cluster.public_access_cidrs``; nodes reach it over the internet via NAT."""
+
+
+class ControlPlaneLog(StrEnum):
+    """EKS control-plane log types (CloudWatch Logs)."""
+
+    API = "api"
+    AUDIT = "audit"
+    AUTHENTICATOR = "authenticator"
+    CONTROLLER_MANAGER = "controllerManager"
+    SCHEDULER = "scheduler"
+
+
+class CapacityType(StrEnum):
+    """How EC2 capacity for a node group is bought."""
+
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+
+
+class EnvironmentConfig(StrictModel):
+    """Where the stacks deploy. Leave both empty for environment-agnostic stacks (deploy to the CLI's account)."""
+
+    account: AccountId | None = None
+    """AWS account id. Default: none (environment-agnostic)."""
+    region: Region | None = None
+    """AWS region. Default: none (environment-agnostic)."""
+
+
+class NetworkConfig(StrictModel):
+    """The VPC the cluster and its nodes live in."""
+
+    vpc_cidr: VpcCidr = "10.0.0.0/16"
+    """IPv4 range of the VPC, /16 to /24. Default ``10.0.0.0/16`` (pods take VPC addresses: keep it large)."""
+    availability_zones: tuple[AvailabilityZone, ...] | None = None
+    """Exact AZs to use (≥ 2). Default: none — CDK picks ``max_azs`` zones as tokens, no lookup needed.
+    Required when ``env.account`` and ``env.region`` are both set (an AZ lookup would need AWS credentials)."""
+    max_azs: int = Field(default=2, ge=2, le=6)
+    """Number of AZs when ``availability_zones`` is not given. Default 2."""
+    nat_gateways: int = Field(default=1, ge=1, le=6)
+    """NAT gateways (one per AZ at most). Default 1; use one per AZ in production. At least 1: nodes pull images
+    and the kubectl Lambda pulls Helm charts through NAT."""
+    flow_logs: bool = True
+    """VPC flow logs to CloudWatch Logs (all traffic). Default on."""
+    flow_log_retention_days: int = Field(default=30, ge=1)
+    """Retention of the flow log group, days. Default 30."""
+    s3_gateway_endpoint: bool = True
+    """S3 gateway endpoint: model weights stream from S3 without NAT charges. Default on."""
+
+    @field_validator("availability_zones")
+    @classmethod
+    def _distinct_zones(cls, zones: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if zones is None:
+            return zones
+        if len(zones) < 2:
+            raise PydanticCustomError("min_azs", "EKS needs subnets in at least 2 Availability Zones; list ≥ 2")
+        if len(set(zones)) != len(zones):
+            raise PydanticCustomError("duplicate_az", "each Availability Zone may appear only once")
+        regions = {z[:-1] for z in zones}
+        if len(regions) > 1:
+            raise PydanticCustomError(
+                "az_regions", "zones span regions {regions} — a VPC lives in one region", {"regions": sorted(regions)}
+            )
+        return zones
+
+    @property
+    def az_count(self) -> int:
+        return len(self.availability_zones) if self.availability_zones else self.max_azs
+
+    @model_validator(mode="after")
+    def _nat_within_azs(self) -> NetworkConfig:
+        if self.nat_gateways > self.az_count:
+            raise PydanticCustomError(
+                "nat_gateways",
+                "{nat} — at most one per Availability Zone; the VPC has {azs}",
+                {"nat": self.nat_gateways, "azs": self.az_count, "field": "nat_gateways"},
+            )
+        return self
+
+
+class SystemNodeGroupConfig(StrictModel):
+    """The managed CPU node group for controllers, operators and Ray heads."""
+
+    instance_types: tuple[InstanceTypeName, ...] = ("m6i.xlarge",)
+    """CPU instance types (catalog keys). Default ``m6i.xlarge`` (4 vCPU, 16 GiB)."""
+    capacity_type: CapacityType = CapacityType.ON_DEMAND
+    """Default on-demand: controllers should not be interrupted."""
+    min_size: int = Field(default=2, ge=1)
+    """Default 2 (controllers spread over two nodes)."""
+    desired_size: int = Field(default=2, ge=1)
+    """Default 2."""
+    max_size: int = Field(default=4, ge=1)
+    """Default 4."""
+    disk_size_gib: int = Field(default=100, ge=20, le=16384)
+    """Encrypted gp3 root volume, GiB. Default 100."""
+
+    @field_validator("instance_types")
+    @classmethod
+    def _cpu_only(cls, types: tuple[str, ...]) -> tuple[str, ...]:
+        if not types:
+            raise PydanticCustomError("empty", "list at least one instance type (e.g. m6i.xlarge)")
+        accelerated = [t for t in types if INSTANCE_TYPES[t].accelerator is not AcceleratorKind.NONE]
+        if accelerated:
+            raise PydanticCustomError(
+                "system_accelerated",
+                "{types} carry accelerators — the system group runs CPU work; use e.g. m6i.xlarge or m7i.xlarge",
+                {"types": ", ".join(accelerated)},
+            )
+        return types
+
+    @model_validator(mode="after")
+    def _sizes_ordered(self) -> SystemNodeGroupConfig:
+        if not self.min_size <= self.desired_size <= self.max_size:
+            raise PydanticCustomError(
+                "sizes",
+                "need min_size ≤ desired_size ≤ max_size, got {min} ≤ {desired} ≤ {max}",
+                {"min": self.min_size, "desired": self.desired_size, "max": self.max_size, "field": "desired_size"},
+            )
+        return self
+
+
+ALL_CONTROL_PLANE_LOGS: tuple[ControlPlaneLog, ...] = tuple(ControlPlaneLog)
+
+
+class ClusterConfig(StrictModel):
+    """The EKS cluster."""
+
+    name: ClusterName | None = None
+    """EKS cluster name. Default: ``<name>`` of the config."""
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    """Kubernetes minor version. Default ``1.36``."""
+    endpoint_access: EndpointAccess = EndpointAccess.PRIVATE
+    """Default ``private``: the API server is reachable only from the VPC."""
+    public_access_cidrs: tuple[Cidr, ...] = ()
+    """CIDRs allowed to reach a public endpoint. Default none. Required with a public endpoint (rule EKS-ENDPOINT)."""
+    admin_principal_arns: tuple[PrincipalArn, ...] = ()
+    """IAM roles/users granted cluster admin through access entries. Default none."""
+    control_plane_logs: tuple[ControlPlaneLog, ...] = ALL_CONTROL_PLANE_LOGS
+    """Control-plane log types sent to CloudWatch Logs. Default all five (rule EKS-LOGS)."""
+    addon_versions: dict[str, str] = Field(default_factory=dict)
+    """Pins for the core EKS add-ons (``vpc-cni``, ``coredns``, ``kube-proxy``, ``eks-pod-identity-agent``).
+    Default: the version EKS selects for the Kubernetes version."""
+    system_nodes: SystemNodeGroupConfig = SystemNodeGroupConfig()
+    """The CPU system node group."""
+
+    @field_validator("kubernetes_version", mode="before")
+    @classmethod
+    def _known_version(cls, value: object) -> str:
+        text = str(value)
+        if text not in KUBERNETES_RELEASES:
+            raise PydanticCustomError(
+                "k8s_version",
+                "unsupported Kubernetes version — supported: {valid}",
+                {"valid": ", ".join(KUBERNETES_RELEASES)},
+            )
+        return text
+
+    @field_validator("addon_versions")
+    @classmethod
+    def _known_addons(cls, pins: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(pins) - set(CORE_ADDONS))
+        if unknown:
+            raise PydanticCustomError(
+                "addon",
+                "unknown add-on {unknown} — pinnable add-ons: {valid}",
+                {"unknown": ", ".join(unknown), "valid": ", ".join(CORE_ADDONS)},
+            )
+        return pins
+
+    @field_validator("control_plane_logs")
+    @classmethod
+    def _distinct_logs(cls, logs: tuple[ControlPlaneLog, ...]) -> tuple[ControlPlaneLog, ...]:
+        if len(set(logs)) != len(logs):
+            raise PydanticCustomError("duplicate_log", "each log type may appear only once")
+        return logs
+
+
+class RuleAcknowledgement(StrictModel):
+    """Accept one rule's finding on purpose, with the reason on record (like a cdk-nag acknowledgement)."""
+
+    rule: str
+    """The rule id, e.g. ``EKS-LOGS``."""
+    reason: str = Field(min_length=10)
+    """Why this finding is acceptable here (at least 10 characters)."""
+
+
+class InferstackConfig(StrictModel):
+    """One inferstack platform: network, cluster and (in later layers) compute, storage and workloads."""
+
+    schema_: str | None = Field(default=None, alias="$schema")
+    """Optional path of the JSON Schema, for editors. Ignored."""
+    name: StackPrefix = "inferstack"
+    """Prefix of every stack name and the default cluster name. Default ``inferstack``."""
+    env: EnvironmentConfig = EnvironmentConfig()
+    """Target account/region. Default: environment-agnostic."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """Tags applied to every taggable AWS resource. Default none (``inferstack:platform`` is always added)."""
+    network: NetworkConfig = NetworkConfig()
+    cluster: ClusterConfig = ClusterConfig()
+    acknowledge: tuple[RuleAcknowledgement, ...] = ()
+    """Findings of inferstack rules accepted on purpose. Default none."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, validate_default=True)
+
+    @property
+    def cluster_name(self) -> str:
+        return self.cluster.name or self.name
+
+    @model_validator(mode="after")
+    def _zones_match_env(self) -> InferstackConfig:
+        zones = self.network.availability_zones
+        region = self.env.region
+        if zones and region and any(not z.startswith(region) for z in zones):
+            raise PydanticCustomError(
+                "az_region",
+                "zones are not in env.region {region} — use zones named {region}a, {region}b, …",
+                {"region": region, "field": "network.availability_zones"},
+            )
+        if self.env.account and region and not zones:
+            raise PydanticCustomError(
+                "az_required",
+                "required when env.account and env.region are set — otherwise synth "
+                "looks the zones up in the account and needs AWS credentials; e.g. [{region}a, {region}b]",
+                {"region": region, "field": "network.availability_zones"},
+            )
+        return self

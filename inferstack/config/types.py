@@ -1,0 +1,109 @@
+"""Constrained scalar types shared by the config models, each with an error that says what is valid."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator
+from pydantic_core import PydanticCustomError
+
+from inferstack.catalog.instances import INSTANCE_TYPES, near_matches
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
+_STACK_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
+_AZ = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$")
+_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+_ACCOUNT = re.compile(r"^\d{12}$")
+_PRINCIPAL = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
+
+
+def _check_instance_type(value: str) -> str:
+    if value in INSTANCE_TYPES:
+        return value
+    matches = near_matches(value)
+    hint = f"did you mean {', '.join(matches)}?" if matches else "see inferstack.catalog.instances for the list"
+    raise PydanticCustomError("instance_type", "unknown instance type — {hint}", {"hint": hint})
+
+
+def _check_dns_label(value: str) -> str:
+    if len(value) <= 63 and _DNS_LABEL.match(value):
+        return value
+    raise PydanticCustomError(
+        "k8s_name",
+        "not a valid Kubernetes name — use at most 63 lowercase letters, digits and '-', "
+        "starting and ending with a letter or digit (e.g. 'llm-serving')",
+    )
+
+
+def _check_cluster_name(value: str) -> str:
+    if _CLUSTER_NAME.match(value):
+        return value
+    raise PydanticCustomError(
+        "cluster_name", "not a valid EKS cluster name — 1-100 letters, digits, '-' or '_', starting alphanumeric"
+    )
+
+
+def _check_stack_prefix(value: str) -> str:
+    if _STACK_PREFIX.match(value):
+        return value
+    raise PydanticCustomError(
+        "stack_prefix", "not a valid stack name prefix — start with a letter, then letters, digits or '-' (max 64)"
+    )
+
+
+def _check_cidr(value: str) -> str:
+    try:
+        network = ipaddress.IPv4Network(value, strict=True)
+    except ValueError as exc:
+        raise PydanticCustomError(
+            "cidr", "not an IPv4 CIDR block ({reason}) — write it as e.g. '10.0.0.0/16'", {"reason": str(exc)}
+        ) from None
+    return str(network)
+
+
+def _check_vpc_cidr(value: str) -> str:
+    network = ipaddress.IPv4Network(_check_cidr(value))
+    if not 16 <= network.prefixlen <= 24:
+        raise PydanticCustomError("vpc_cidr", "a VPC CIDR block must be between /16 and /24 (e.g. '10.0.0.0/16')")
+    return str(network)
+
+
+def _check_az(value: str) -> str:
+    if _AZ.match(value):
+        return value
+    raise PydanticCustomError("az", "not an Availability Zone name — e.g. 'us-west-2a'")
+
+
+def _check_region(value: str) -> str:
+    if _REGION.match(value):
+        return value
+    raise PydanticCustomError("region", "not an AWS region name — e.g. 'us-west-2'")
+
+
+def _check_account(value: str) -> str:
+    if _ACCOUNT.match(value):
+        return value
+    raise PydanticCustomError("account", "not an AWS account id — 12 digits, quoted in YAML (e.g. '123456789012')")
+
+
+def _check_principal(value: str) -> str:
+    if _PRINCIPAL.match(value):
+        return value
+    raise PydanticCustomError(
+        "principal", "not an IAM role or user ARN — e.g. 'arn:aws:iam::123456789012:role/platform-admins'"
+    )
+
+
+InstanceTypeName = Annotated[str, AfterValidator(_check_instance_type)]
+KubernetesName = Annotated[str, AfterValidator(_check_dns_label)]
+ClusterName = Annotated[str, AfterValidator(_check_cluster_name)]
+StackPrefix = Annotated[str, AfterValidator(_check_stack_prefix)]
+Cidr = Annotated[str, AfterValidator(_check_cidr)]
+VpcCidr = Annotated[str, AfterValidator(_check_vpc_cidr)]
+AvailabilityZone = Annotated[str, AfterValidator(_check_az)]
+Region = Annotated[str, AfterValidator(_check_region)]
+AccountId = Annotated[str, AfterValidator(_check_account)]
+PrincipalArn = Annotated[str, AfterValidator(_check_principal)]

@@ -1,0 +1,69 @@
+"""Synth-time rules: each a small named check over the validated config, run before any CDK construct exists.
+
+``evaluate(config)`` runs every rule and applies the config's acknowledgements; ``enforce(config)`` raises
+:class:`RuleViolationError` if an unacknowledged error remains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from inferstack.config.model import InferstackConfig
+from inferstack.rules import eks_endpoint, eks_logging
+from inferstack.rules.base import Finding, Rule, Severity
+
+RULES: tuple[Rule, ...] = (eks_endpoint.RULE, eks_logging.RULE)
+
+
+@dataclass(frozen=True)
+class RuleReport:
+    """Findings of one evaluation, split by what happens to them."""
+
+    errors: list[Finding] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
+    acknowledged: list[tuple[Finding, str]] = field(default_factory=list)
+
+
+class RuleViolationError(Exception):
+    """Unacknowledged rule errors; ``str()`` lists each with its config path and fix."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        self.findings = findings
+        lines = [f"{len(findings)} rule violation{'s' if len(findings) != 1 else ''}:"]
+        lines += [f"  - {f}" for f in findings]
+        super().__init__("\n".join(lines))
+
+
+def evaluate(config: InferstackConfig, rules: tuple[Rule, ...] = RULES) -> RuleReport:
+    reasons = {ack.rule: ack.reason for ack in config.acknowledge}
+    report = RuleReport()
+    known = {rule.id for rule in rules}
+    for index, ack in enumerate(config.acknowledge):
+        if ack.rule not in known:
+            report.errors.append(
+                Finding(
+                    rule="CONFIG",
+                    path=f"acknowledge[{index}].rule",
+                    message=f"{ack.rule!r} is not an inferstack rule",
+                    fix=f"use one of {', '.join(sorted(known))}",
+                )
+            )
+    for rule in rules:
+        for finding in rule.run(config):
+            if finding.rule in reasons:
+                report.acknowledged.append((finding, reasons[finding.rule]))
+            elif finding.severity is Severity.ERROR:
+                report.errors.append(finding)
+            else:
+                report.warnings.append(finding)
+    return report
+
+
+def enforce(config: InferstackConfig) -> RuleReport:
+    report = evaluate(config)
+    if report.errors:
+        raise RuleViolationError(report.errors)
+    return report
+
+
+__all__ = ["RULES", "Finding", "Rule", "RuleReport", "RuleViolationError", "Severity", "enforce", "evaluate"]

@@ -1,0 +1,42 @@
+"""What a rule is and what it finds. Rules are pure functions of the validated config; they never look at CDK."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+from inferstack.config.model import InferstackConfig
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    """Synth stops unless the finding is acknowledged in ``acknowledge``."""
+    WARNING = "warning"
+    """Printed; synth goes on."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """One problem a rule found: which rule, where in the config, what is wrong and how to fix it."""
+
+    rule: str
+    path: str
+    message: str
+    fix: str
+    severity: Severity = Severity.ERROR
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.path}: {self.message} — {self.fix}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    """A named synth-time check."""
+
+    id: str
+    title: str
+    check: Callable[[InferstackConfig], Iterable[Finding]]
+
+    def run(self, config: InferstackConfig) -> Iterator[Finding]:
+        yield from self.check(config)

@@ -1,0 +1,51 @@
+"""cdk-nag (AwsSolutions) as a validation plugin, and inferstack's reasoned, construct-scoped acknowledgements.
+
+Acknowledgements are attached to the narrowest construct that needs them (the kubectl provider, the cluster role,
+a node group role), never to a whole stack, so a new finding elsewhere still fails synth.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+from constructs import IConstruct
+
+PACK = "AwsSolutions"
+
+EKS_NODE_POLICIES = (
+    "EKS managed node groups need AmazonEKSWorkerNodePolicy, AmazonEC2ContainerRegistryReadOnly and "
+    "AmazonEKS_CNI_Policy on the node role (EKS node IAM role requirements); AWS maintains them per EKS release"
+)
+EKS_CLUSTER_POLICY = "The EKS service role must carry AmazonEKSClusterPolicy (EKS cluster IAM role requirement)"
+KUBECTL_MANAGED = (
+    "aws-cdk-lib's kubectl provider uses AWS Lambda basic/VPC execution and ECR read-only managed policies to run "
+    "kubectl/helm from the private subnets; the construct owns these roles"
+)
+KUBECTL_WILDCARD = (
+    "The provider framework may invoke every version of its own kubectl handler function (<handler ARN>:*); the "
+    "wildcard is scoped to that one function"
+)
+KUBECTL_RUNTIME = (
+    "The kubectl handler's runtime is pinned by aws-cdk-lib (it must match the kubectl layer); upgraded with "
+    "aws-cdk-lib, which requirements.txt pins"
+)
+
+
+def add_nag(app: IConstruct) -> None:
+    """Run cdk-nag's AwsSolutions pack over ``app`` at synth; any unacknowledged finding fails synth."""
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+
+
+def managed_policy(name: str) -> str:
+    """The IAM4 finding suffix cdk-nag reports for AWS managed policy ``name`` (e.g. ``service-role/X``)."""
+    return f"Policy::arn:<AWS::Partition>:iam::aws:policy/{name}"
+
+
+def acknowledge(scope: IConstruct, rule: str, reason: str, findings: tuple[str, ...] = ()) -> None:
+    """Accept AwsSolutions ``rule`` (e.g. ``"IAM4"``) for ``scope`` and everything under it, with ``reason``.
+
+    Rules that report granular findings (IAM4 per policy, IAM5 per wildcard) are acknowledged one finding at a
+    time: pass each finding's bracketed suffix in ``findings``, so a new policy or wildcard still fails synth.
+    """
+    ids = [f"{PACK}::{PACK}-{rule}[{finding}]" for finding in findings] or [f"{PACK}::{PACK}-{rule}"]
+    cdk.Validations.of(scope).acknowledge(*(cdk.Acknowledgment(id=i, reason=reason) for i in ids))
