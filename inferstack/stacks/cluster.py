@@ -6,6 +6,7 @@ import importlib
 import json
 from typing import Any
 
+import cdk8s
 from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
@@ -13,6 +14,7 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from inferstack.catalog.versions import CORE_ADDONS, KUBERNETES_RELEASES
+from inferstack.charts.platform_base import PlatformBaseChart
 from inferstack.config.model import CapacityType, ClusterConfig, ControlPlaneLog, EndpointAccess
 from inferstack.stacks.nag import (
     EKS_CLUSTER_POLICY,
@@ -76,7 +78,8 @@ class ClusterStack(Stack):
       Karpenter and accelerated node groups;
     * managed add-ons vpc-cni, coredns, kube-proxy, eks-pod-identity-agent (versions: catalog or config pins);
     * access entries (cluster admin) for the configured IAM principals;
-    * a managed CPU node group ``system`` (AL2023, IMDSv2 only, encrypted gp3 root volume) in private subnets.
+    * a managed CPU node group ``system`` (AL2023, IMDSv2 only, encrypted gp3 root volume) in private subnets;
+    * the platform base chart (serving/batch PriorityClasses).
 
     Pass ``vpc`` from :class:`NetworkStack` or from your own stack; exposes :attr:`cluster`.
     """
@@ -129,6 +132,9 @@ class ClusterStack(Stack):
                 ],
             )
         self.system_nodegroup = self._add_system_nodegroup(private)
+        self.base_manifest = self.cluster.add_cdk8s_chart(
+            "PlatformBase", PlatformBaseChart(cdk8s.App(), "platform-base")
+        )
 
     def _acknowledge_cluster_findings(self) -> None:
         """cdk-nag findings on constructs aws_eks_v2 owns, each with its reason (see inferstack.stacks.nag)."""

@@ -1,0 +1,54 @@
+"""Shared fixtures: every config in the repo is synthesized once per session (jsii start-up dominates)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+
+from inferstack.config import InferstackConfig
+from tests.synth import CONFIGS, Synthesized, synthesize, synthesize_file
+
+_CACHE: dict[Path, Synthesized] = {}
+
+
+def synthesized_config(path: Path) -> Synthesized:
+    if path not in _CACHE:
+        _CACHE[path] = synthesize_file(path)
+    return _CACHE[path]
+
+
+@pytest.fixture(scope="session")
+def default_app() -> Synthesized:
+    """The default platform (inferstack.yaml), synthesized with cdk-nag."""
+    return synthesized_config(CONFIGS[0])
+
+
+@pytest.fixture(scope="session")
+def pinned_app() -> Synthesized:
+    """examples/pinned-env.yaml: fixed account/region/AZs, public+private endpoint, admins, pins."""
+    return synthesized_config(Path(__file__).resolve().parent.parent / "examples" / "pinned-env.yaml")
+
+
+@pytest.fixture(scope="session", params=CONFIGS, ids=lambda p: p.stem)
+def any_app(request: pytest.FixtureRequest) -> Synthesized:
+    """Every config of the repo (the default and each example), synthesized once per session."""
+    return synthesized_config(request.param)
+
+
+@pytest.fixture(scope="session")
+def synth_config():
+    """Synthesize an in-memory config (cached by value)."""
+    cache: dict[str, Synthesized] = {}
+
+    def _synth(config: InferstackConfig, nag: bool = True) -> Synthesized:
+        key = config.model_dump_json() + str(nag)
+        if key not in cache:
+            cache[key] = synthesize(config, nag=nag)
+        return cache[key]
+
+    return _synth

@@ -1,0 +1,34 @@
+"""GATE: every Kubernetes object the platform applies is valid — core kinds against the Kubernetes OpenAPI
+schemas of the cluster's version (kubernetes-validate, strict), custom resources against the vendored upstream
+CRD schemas with unknown fields as errors."""
+
+from __future__ import annotations
+
+import kubernetes_validate
+
+from inferstack.catalog.crds import is_custom_resource, validate_custom_resource
+
+
+def _problems(obj: dict, kubernetes_version: str) -> list[str]:
+    if is_custom_resource(obj["apiVersion"], obj["kind"]):
+        return validate_custom_resource(obj)
+    try:
+        kubernetes_validate.validate(obj, f"{kubernetes_version}.0", strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        return [f"{exc.path}: {exc.message}" if hasattr(exc, "path") else str(exc)]
+    except kubernetes_validate.SchemaNotFoundError:
+        return [f"{obj['apiVersion']} {obj['kind']}: neither a core kind nor a vendored CRD"]
+    return []
+
+
+def test_every_emitted_object_is_schema_valid(any_app):
+    version = any_app.config.cluster.kubernetes_version
+    objects = any_app.kubernetes_objects()
+    assert objects, "the platform applies at least its base chart"
+    problems = {f"{o['kind']}/{o['metadata']['name']}": _problems(o, version) for o in objects}
+    assert {k: v for k, v in problems.items() if v} == {}
+
+
+def test_the_gate_rejects_an_invalid_core_object():
+    bad = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "x"}, "valu": 1}
+    assert _problems(bad, "1.36")

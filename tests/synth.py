@@ -1,0 +1,62 @@
+"""Synthesize inferstack apps the way ``cdk synth`` does (cdk.json context), once per config per test session."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+
+from inferstack.app import build_app
+from inferstack.cli import kubernetes_objects
+from inferstack.config import InferstackConfig, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = [ROOT / "inferstack.yaml", *sorted((ROOT / "examples").glob("*.yaml"))]
+_ASSET_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+def cdk_context() -> dict[str, Any]:
+    """The context ``cdk synth`` passes (cdk.json), plus no asset staging (57 MB of layer zips per synth)."""
+    context = dict(json.loads((ROOT / "cdk.json").read_text())["context"])
+    context["aws:cdk:disable-asset-staging"] = True
+    return context
+
+
+@dataclass
+class Synthesized:
+    """One synthesized app: templates by stack name, and every Kubernetes object they apply."""
+
+    config: InferstackConfig
+    templates: dict[str, dict[str, Any]]
+    stacks: dict[str, cdk.Stack] = field(repr=False)
+
+    def template(self, suffix: str) -> dict[str, Any]:
+        """The template of the stack whose name ends with ``-suffix`` (``network``, ``cluster``)."""
+        return next(t for name, t in self.templates.items() if name.endswith(f"-{suffix}"))
+
+    def resources(self, suffix: str, cfn_type: str) -> dict[str, dict[str, Any]]:
+        return {k: r for k, r in self.template(suffix)["Resources"].items() if r["Type"] == cfn_type}
+
+    def kubernetes_objects(self) -> list[dict[str, Any]]:
+        return [obj for t in self.templates.values() for obj in kubernetes_objects(t)]
+
+
+def synthesize(config: InferstackConfig, *, nag: bool = True) -> Synthesized:
+    app = cdk.App(context=cdk_context())
+    _, platform = build_app(config, app, nag=nag)
+    assembly = app.synth()
+    templates = {s.stack_name: assembly.get_stack_by_name(s.stack_name).template for s in platform.stacks}
+    return Synthesized(config=config, templates=templates, stacks={s.stack_name: s for s in platform.stacks})
+
+
+def synthesize_file(path: Path) -> Synthesized:
+    return synthesize(load_config(path))
+
+
+def normalized(template: dict[str, Any]) -> dict[str, Any]:
+    """The template with content hashes of assets replaced, so snapshots change only when the template does."""
+    return json.loads(_ASSET_HASH.sub("<asset-hash>", json.dumps(template, sort_keys=True)))

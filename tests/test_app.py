@@ -1,0 +1,79 @@
+"""The app as a user runs it: ``app.py`` with a config, and ``cdk synth`` through the CLI, offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.synth import ROOT
+
+DEAD_PROXY = "http://127.0.0.1:9"
+
+
+def run_app(config: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CDK_CONTEXT_JSON": json.dumps({"config": str(config)}), "CDK_OUTDIR": str(tmp_path / "out")}
+    return subprocess.run([sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_bad_config_lists_every_problem_without_traceback(tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("network:\n  vpc_cidr: nope\n  max_azs: 9\ncluster:\n  endpoint_access: open\n")
+    result = run_app(config, tmp_path)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "3 problems" in result.stderr
+    for path in ("network.vpc_cidr", "network.max_azs", "cluster.endpoint_access"):
+        assert path in result.stderr
+
+
+def test_rule_violation_names_field_and_fix_without_traceback(tmp_path):
+    config = tmp_path / "public.yaml"
+    config.write_text("cluster:\n  endpoint_access: public\n")
+    result = run_app(config, tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "[EKS-ENDPOINT] cluster.public_access_cidrs:" in result.stderr
+
+
+@pytest.mark.slow
+def test_cdk_cli_synth_is_offline_and_credential_free(tmp_path):
+    """`cdk synth` of the default config with every proxy pointed at a dead port and no credentials."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in ("HOME",)} | {
+        "HTTPS_PROXY": DEAD_PROXY,
+        "HTTP_PROXY": DEAD_PROXY,
+        "https_proxy": DEAD_PROXY,
+        "http_proxy": DEAD_PROXY,
+        "ALL_PROXY": DEAD_PROXY,
+        "NO_PROXY": "",
+        "HOME": str(tmp_path),
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "CDK_DISABLE_CLI_TELEMETRY": "true",
+        "CDK_DISABLE_VERSION_CHECK": "1",
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
+    out = tmp_path / "cdk.out"
+    result = subprocess.run(
+        ["npx", "--no-install", "cdk", "synth", "--quiet", "--output", str(out), "--app", f"{sys.executable} app.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert {p.name for p in out.glob("*.template.json")} == {
+        "inferstack-network.template.json",
+        "inferstack-cluster.template.json",
+    }
+    summary = subprocess.run(
+        [sys.executable, "-m", "inferstack.cli", "summary", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "inferstack-cluster" in summary.stdout and "2 PriorityClass" in summary.stdout
