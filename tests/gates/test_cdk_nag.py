@@ -38,7 +38,7 @@ def test_an_unacknowledged_finding_fails_synth():
     app = cdk.App(context=cdk_context())
     _, platform = build_app(InferstackConfig(), app)
     s3.Bucket(platform.network, "Unsafe")
-    with pytest.raises(RuntimeError, match="Validation failed") as exc:
+    with pytest.raises(RuntimeError, match="ValidationFailed") as exc:
         app.synth()
     assert "inferstack-network/Unsafe/Resource" in str(exc.value)
     assert "AwsSolutions::AwsSolutions-S10" in str(exc.value)
@@ -57,6 +57,6 @@ def test_granular_acknowledgement_does_not_cover_other_findings():
         managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name("AdministratorAccess")],
     )
     acknowledge(role, "IAM4", "only ReadOnlyAccess is acceptable for this test role", ("Policy::ReadOnlyAccess",))
-    with pytest.raises(RuntimeError, match="Validation failed") as exc:
+    with pytest.raises(RuntimeError, match="ValidationFailed") as exc:
         app.synth()
     assert "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AdministratorAccess]" in str(exc.value)
