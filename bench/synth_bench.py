@@ -1,0 +1,77 @@
+"""Cold `cdk synth` of the default inferstack app vs a bare single-stack EKS app, alternating, N runs each.
+
+Each run is a fresh `npx cdk synth --quiet` process (jsii start-up included) into a fresh output folder.
+Prints every run, the medians, the ratio (goal: ≤ 1.5×) and the peak RSS of the app process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = {
+    "inferstack (default config)": f"{sys.executable} app.py",
+    "bare EKS (VPC + cluster + node group)": f"{sys.executable} bench/bare_app.py",
+}
+ENV = {
+    **os.environ,
+    "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    "CDK_DISABLE_CLI_TELEMETRY": "true",
+    "CDK_DISABLE_VERSION_CHECK": "1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+def synth_once(app: str, out: Path) -> tuple[float, int]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    subprocess.run(
+        ["npx", "--no-install", "cdk", "synth", "--quiet", "--app", app, "--output", str(out)],
+        cwd=ROOT,
+        env=ENV,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    times: dict[str, list[float]] = {name: [] for name in APPS}
+    peaks: dict[str, int] = {}
+    work = Path(tempfile.mkdtemp(prefix="inferstack-bench-"))
+    try:
+        synth_once(APPS[next(iter(APPS))], work / "warmup")  # fill the jsii cache once, outside the timings
+        for run in range(args.runs):
+            for name, app in APPS.items():
+                elapsed, peak = synth_once(app, work / f"{run}-{len(times[name])}-{abs(hash(name))}")
+                times[name].append(elapsed)
+                peaks[name] = max(peaks.get(name, 0), peak)
+                print(f"run {run + 1}/{args.runs}  {name:<40} {elapsed:6.2f} s", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    ours, bare = medians.values()
+    print()
+    for name, median in medians.items():
+        print(f"median  {name:<40} {median:6.2f} s")
+    print(f"ratio   inferstack / bare = {ours / bare:.2f}x  (goal <= 1.50x)")
+    print(f"peak RSS of any synth subprocess tree member: {max(peaks.values()) / 1024:.0f} MiB (ru_maxrss of children)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
