@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import RemovalPolicy, Stack, Tags
+from aws_cdk import Acknowledgment, RemovalPolicy, Stack, Tags, Validations
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -27,6 +27,7 @@ class NetworkStack(Stack):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, config: NetworkConfig, **kwargs: Any) -> None:
+        self._pinned_zones = list(config.availability_zones) if config.availability_zones else None
         super().__init__(scope, construct_id, **kwargs)
         zones: dict[str, Any] = (
             {"availability_zones": list(config.availability_zones)}
@@ -47,6 +48,14 @@ class NetworkStack(Stack):
             restrict_default_security_group=True,
             **zones,
         )
+        if self._pinned_zones:
+            Validations.of(self.vpc).acknowledge(
+                Acknowledgment(
+                    id="CloudFormation-Validate::W3010",
+                    reason="network.availability_zones pins the AZs on purpose (EFA, FSx and capacity reservations "
+                    "live in specific zones)",
+                )
+            )
         for subnet in self.vpc.public_subnets:
             Tags.of(subnet).add(PUBLIC_ELB_TAG, "1")
         for subnet in self.vpc.private_subnets:
@@ -65,6 +74,11 @@ class NetworkStack(Stack):
                 destination=ec2.FlowLogDestination.to_cloud_watch_logs(log_group),
                 traffic_type=ec2.FlowLogTrafficType.ALL,
             )
+
+    @property
+    def availability_zones(self) -> list[str]:
+        """The configured AZs when pinned (no account lookup at synth); otherwise CDK's default."""
+        return self._pinned_zones or super().availability_zones
 
 
 def _private_mask(config: NetworkConfig) -> int:
