@@ -49,7 +49,8 @@ def synthesize(config: InferstackConfig, *, nag: bool = True) -> Synthesized:
     app = cdk.App(context=cdk_context())
     _, platform = build_app(config, app, nag=nag)
     assembly = app.synth()
-    missing = [m.key for m in assembly.manifest.missing or []]
+    manifest = json.loads((Path(assembly.directory) / "manifest.json").read_text())
+    missing = [m["key"] for m in manifest.get("missing", [])]
     assert not missing, f"synth needs context lookups (AWS credentials): {missing}"
     templates = {s.stack_name: assembly.get_stack_by_name(s.stack_name).template for s in platform.stacks}
     return Synthesized(config=config, templates=templates, stacks={s.stack_name: s for s in platform.stacks})
