@@ -149,3 +149,11 @@ HELM_CHARTS: dict[str, HelmChartVersion] = {
         source="kubernetes-sigs/gateway-api-inference-extension · config/charts/inferencepool · tag v1.5.0",
     ),
 }
+
+#: EKS-optimized AMI release Karpenter node classes pin (``amiSelectorTerms: [{alias: ...}]``); the AL2023 alias
+#: resolves the standard, NVIDIA and Neuron variant per instance type. Source: awslabs/amazon-eks-ami CHANGELOG
+#: (release v20260714). Managed node groups take the latest release of their AMI type for the cluster version.
+KARPENTER_AMI_ALIASES: dict[str, str] = {
+    "al2023": "al2023@v20260714",
+    "bottlerocket": "bottlerocket@latest",
+}

@@ -5,12 +5,15 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
 from inferstack.catalog.versions import CORE_ADDONS, DEFAULT_KUBERNETES_VERSION, KUBERNETES_RELEASES
+from inferstack.config.base import StrictModel
+from inferstack.config.compute import ComputeConfig
 from inferstack.config.types import (
     AccountId,
     AvailabilityZone,
@@ -22,12 +25,6 @@ from inferstack.config.types import (
     StackPrefix,
     VpcCidr,
 )
-
-
-class StrictModel(BaseModel):
-    """Base of every config model: unknown keys are errors, values are immutable once validated."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False, validate_default=True)
 
 
 class EndpointAccess(StrEnum):
@@ -237,6 +234,8 @@ class InferstackConfig(StrictModel):
     """Tags applied to every taggable AWS resource. Default none (``inferstack:platform`` is always added)."""
     network: NetworkConfig = NetworkConfig()
     cluster: ClusterConfig = ClusterConfig()
+    compute: ComputeConfig = ComputeConfig()
+    """Accelerated node groups, Karpenter pools and the operators they need. Default none."""
     acknowledge: tuple[RuleAcknowledgement, ...] = ()
     """Findings of inferstack rules accepted on purpose. Default none."""
 
@@ -256,6 +255,8 @@ class InferstackConfig(StrictModel):
                 "zones are not in env.region {region} — use zones named {region}a, {region}b, …",
                 {"region": region, "field": "network.availability_zones"},
             )
+        for path, pool in self._zoned_pools():
+            self._check_zone(path, pool.availability_zone)
         if self.env.account and region and not zones:
             raise PydanticCustomError(
                 "az_required",
@@ -264,3 +265,40 @@ class InferstackConfig(StrictModel):
                 {"region": region, "field": "network.availability_zones"},
             )
         return self
+
+    def _zoned_pools(self) -> list[tuple[str, Any]]:
+        pools: list[tuple[str, Any]] = [
+            (f"compute.node_groups[{i}]", g) for i, g in enumerate(self.compute.node_groups)
+        ]
+        pools += [(f"compute.karpenter_pools[{i}]", p) for i, p in enumerate(self.compute.karpenter_pools)]
+        return [(path, pool) for path, pool in pools if pool.availability_zone is not None]
+
+    def _check_zone(self, path: str, zone: str | int) -> None:
+        zones = self.network.availability_zones
+        if isinstance(zone, int):
+            if not 0 <= zone < self.network.az_count:
+                raise PydanticCustomError(
+                    "zone_index",
+                    "zone index {zone} is outside the VPC's {n} zones — use 0 to {last}",
+                    {
+                        "zone": zone,
+                        "n": self.network.az_count,
+                        "last": self.network.az_count - 1,
+                        "field": f"{path}.availability_zone",
+                    },
+                )
+        elif not zones or zone not in zones:
+            valid = (
+                f"one of {', '.join(zones)}" if zones else "a zone index (0, 1, …) or pin network.availability_zones"
+            )
+            raise PydanticCustomError(
+                "zone_name",
+                "{zone} is not one of the VPC's zones — use {valid}",
+                {"zone": zone, "valid": valid, "field": f"{path}.availability_zone"},
+            )
+
+    def zone_index(self, zone: str | int) -> int:
+        """Index into the VPC's zones of a pool's ``availability_zone``."""
+        if isinstance(zone, int):
+            return zone
+        return list(self.network.availability_zones or ()).index(zone)

@@ -9,10 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from inferstack.config.model import InferstackConfig
-from inferstack.rules import eks_endpoint, eks_logging
+from inferstack.rules import ami, efa, eks_endpoint, eks_logging, gpu_operator, karpenter_limits, placement
 from inferstack.rules.base import Finding, Rule, Severity
 
-RULES: tuple[Rule, ...] = (eks_endpoint.RULE, eks_logging.RULE)
+RULES: tuple[Rule, ...] = (
+    eks_endpoint.RULE,
+    eks_logging.RULE,
+    *efa.RULES,
+    placement.RULE,
+    ami.RULE,
+    gpu_operator.RULE,
+    karpenter_limits.RULE,
+)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
+from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
 
 
@@ -40,3 +41,20 @@ class Rule:
 
     def run(self, config: InferstackConfig) -> Iterator[Finding]:
         yield from self.check(config)
+
+
+def node_groups(config: InferstackConfig) -> Iterator[tuple[str, AcceleratedNodeGroupConfig]]:
+    """Each accelerated managed node group with its config path."""
+    for index, group in enumerate(config.compute.node_groups):
+        yield f"compute.node_groups[{index}]", group
+
+
+def karpenter_pools(config: InferstackConfig) -> Iterator[tuple[str, KarpenterPoolConfig]]:
+    """Each Karpenter pool with its config path."""
+    for index, pool in enumerate(config.compute.karpenter_pools):
+        yield f"compute.karpenter_pools[{index}]", pool
+
+
+def all_pools(config: InferstackConfig) -> Iterator[tuple[str, AcceleratedNodeGroupConfig | KarpenterPoolConfig]]:
+    yield from node_groups(config)
+    yield from karpenter_pools(config)

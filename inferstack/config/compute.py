@@ -1,0 +1,430 @@
+"""Accelerated compute: managed node groups (static capacity, EFA) and Karpenter node pools (elastic capacity)."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, InstanceType
+from inferstack.config.base import StrictModel
+from inferstack.config.types import AvailabilityZone, InstanceTypeName, KubernetesName
+
+_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
+_RESERVATION = re.compile(r"^cr-[0-9a-z]+$")
+_CRON = re.compile(r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$")
+_LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
+class NodeCapacity(StrEnum):
+    """How a node group or pool buys capacity."""
+
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+    CAPACITY_BLOCK = "capacity_block"
+    """EC2 Capacity Blocks for ML (needs ``capacity_reservation_id``)."""
+    RESERVED = "reserved"
+    """A targeted On-Demand Capacity Reservation (needs a reservation id)."""
+
+
+class AmiVariant(StrEnum):
+    """EKS-optimized AMI variants for accelerated nodes. Default: derived from the instance type."""
+
+    AL2023_NVIDIA = "al2023_nvidia"
+    AL2023_NEURON = "al2023_neuron"
+    AL2023_STANDARD = "al2023_standard"
+    BOTTLEROCKET_NVIDIA = "bottlerocket_nvidia"
+    BOTTLEROCKET = "bottlerocket"
+    """Bottlerocket's standard variant (used for Neuron types as well)."""
+
+
+#: Which accelerator each AMI variant drives (None: CPU-only).
+AMI_ACCELERATOR: dict[AmiVariant, AcceleratorKind] = {
+    AmiVariant.AL2023_NVIDIA: AcceleratorKind.NVIDIA,
+    AmiVariant.AL2023_NEURON: AcceleratorKind.NEURON,
+    AmiVariant.AL2023_STANDARD: AcceleratorKind.NONE,
+    AmiVariant.BOTTLEROCKET_NVIDIA: AcceleratorKind.NVIDIA,
+    AmiVariant.BOTTLEROCKET: AcceleratorKind.NEURON,
+}
+DEFAULT_AMI: dict[AcceleratorKind, AmiVariant] = {
+    AcceleratorKind.NVIDIA: AmiVariant.AL2023_NVIDIA,
+    AcceleratorKind.NEURON: AmiVariant.AL2023_NEURON,
+    AcceleratorKind.NONE: AmiVariant.AL2023_STANDARD,
+}
+
+
+class Taint(StrictModel):
+    """A Kubernetes taint added to a pool's nodes (besides the accelerator taint inferstack adds itself)."""
+
+    key: str
+    value: str | None = None
+    effect: str = "NoSchedule"
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, key: str) -> str:
+        if not _LABEL_KEY.match(key):
+            raise PydanticCustomError("taint_key", "not a valid taint key — e.g. 'dedicated' or 'example.com/team'")
+        return key
+
+    @field_validator("effect")
+    @classmethod
+    def _effect(cls, effect: str) -> str:
+        if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise PydanticCustomError("effect", "must be one of NoSchedule, PreferNoSchedule, NoExecute")
+        return effect
+
+
+def _check_duration(value: str) -> str:
+    if not _DURATION.match(value):
+        raise PydanticCustomError("duration", "not a duration — use e.g. '30s', '30m', '720h' or 'Never'")
+    return value
+
+
+def _check_reservation(value: str) -> str:
+    if not _RESERVATION.match(value):
+        raise PydanticCustomError("reservation", "not a capacity reservation id — e.g. 'cr-0123456789abcdef0'")
+    return value
+
+
+class AcceleratedNodeGroupConfig(StrictModel):
+    """A managed node group of one accelerated instance type: static capacity, the way to run EFA clusters of
+    p5/p5en/trn2 nodes in one placement group, Capacity Blocks and ODCRs."""
+
+    name: KubernetesName
+    """Node group name; also the ``inferstack.io/pool`` label of its nodes."""
+    instance_type: InstanceTypeName
+    """One accelerated instance type (catalog key), e.g. ``p5.48xlarge``."""
+    efa: bool = False
+    """Attach every EFA interface the type supports (catalog) and install the EFA device plugin. Default off."""
+    availability_zone: AvailabilityZone | int | None = None
+    """The one AZ for the group: a zone name from ``network.availability_zones`` or an index into the VPC's zones.
+    Default: all zones. Required with ``efa`` (EFA traffic cannot cross zones) and with capacity reservations."""
+    placement_group: bool | None = None
+    """Cluster placement group. Default: on with EFA, except with Capacity Blocks (already co-located)."""
+    capacity_type: NodeCapacity = NodeCapacity.ON_DEMAND
+    """Default on-demand."""
+    capacity_reservation_id: str | None = None
+    """Capacity Block or ODCR id (``cr-…``), required for ``capacity_block`` and ``reserved``."""
+    min_size: int = Field(default=0, ge=0)
+    """Default 0."""
+    desired_size: int = Field(default=0, ge=0)
+    """Default 0 (Capacity Blocks need 0 until the block starts)."""
+    max_size: int = Field(default=2, ge=1)
+    """Default 2."""
+    disk_size_gib: int = Field(default=500, ge=50, le=16384)
+    """Encrypted gp3 root volume, GiB. Default 500 (inference images are 10–30 GB; caches grow)."""
+    ami: AmiVariant | None = None
+    """AMI variant. Default: AL2023 NVIDIA for NVIDIA types, AL2023 Neuron for Neuron types."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Extra node labels."""
+    taints: tuple[Taint, ...] = ()
+    """Extra taints (the accelerator taint is always added)."""
+
+    @field_validator("capacity_reservation_id")
+    @classmethod
+    def _reservation(cls, value: str | None) -> str | None:
+        return None if value is None else _check_reservation(value)
+
+    @field_validator("instance_type")
+    @classmethod
+    def _accelerated(cls, value: str) -> str:
+        if INSTANCE_TYPES[value].accelerator is AcceleratorKind.NONE:
+            raise PydanticCustomError(
+                "not_accelerated",
+                "has no GPU or Neuron device — accelerated node groups take e.g. g6e.12xlarge, p5.48xlarge, "
+                "inf2.24xlarge; CPU capacity comes from cluster.system_nodes or a Karpenter CPU pool",
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AcceleratedNodeGroupConfig:
+        if not self.min_size <= self.desired_size <= self.max_size:
+            raise PydanticCustomError(
+                "sizes",
+                "need min_size ≤ desired_size ≤ max_size, got {a} ≤ {b} ≤ {c}",
+                {"a": self.min_size, "b": self.desired_size, "c": self.max_size, "field": "desired_size"},
+            )
+        needs_id = self.capacity_type in (NodeCapacity.CAPACITY_BLOCK, NodeCapacity.RESERVED)
+        if needs_id and not self.capacity_reservation_id:
+            raise PydanticCustomError(
+                "reservation_required",
+                "required with capacity_type {ct} — the reservation id, e.g. cr-0123…",
+                {"ct": self.capacity_type.value, "field": "capacity_reservation_id"},
+            )
+        if self.capacity_reservation_id and not needs_id:
+            raise PydanticCustomError(
+                "reservation_unused",
+                "set capacity_type to capacity_block or reserved to use a reservation",
+                {"field": "capacity_reservation_id"},
+            )
+        return self
+
+    @property
+    def instance(self) -> InstanceType:
+        return INSTANCE_TYPES[self.instance_type]
+
+    @property
+    def accelerator(self) -> AcceleratorKind:
+        return self.instance.accelerator
+
+    @property
+    def ami_variant(self) -> AmiVariant:
+        return self.ami or DEFAULT_AMI[self.accelerator]
+
+    @property
+    def uses_placement_group(self) -> bool:
+        if self.placement_group is not None:
+            return self.placement_group
+        return self.efa and self.capacity_type is not NodeCapacity.CAPACITY_BLOCK
+
+
+class DisruptionBudget(StrictModel):
+    """A Karpenter disruption budget: at most ``nodes`` disrupted at once, optionally only in a cron window."""
+
+    nodes: str = "10%"
+    """A count (``"0"``, ``"1"``) or a percentage (``"10%"``)."""
+    schedule: str | None = None
+    """Cron (UTC) at which the window starts, e.g. ``"0 8 * * mon-fri"``. Default: always."""
+    duration: str | None = None
+    """Window length, e.g. ``"10h"``. Required with ``schedule``."""
+    reasons: tuple[str, ...] = ()
+    """``Underutilized``, ``Empty``, ``Drifted``. Default: all reasons."""
+
+    @field_validator("nodes")
+    @classmethod
+    def _nodes(cls, value: str) -> str:
+        if not re.match(r"^((100|[0-9]{1,2})%|[0-9]+)$", value):
+            raise PydanticCustomError("nodes", "a node count ('0', '2') or a percentage ('10%')")
+        return value
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str | None) -> str | None:
+        if value is not None and not _CRON.match(value):
+            raise PydanticCustomError("cron", "not a cron schedule — e.g. '0 8 * * mon-fri' (UTC)")
+        return value
+
+    @field_validator("duration")
+    @classmethod
+    def _duration(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$", value):
+            raise PydanticCustomError("duration", "not a window length — e.g. '10h' or '8h30m'")
+        return value
+
+    @field_validator("reasons")
+    @classmethod
+    def _reasons(cls, reasons: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [r for r in reasons if r not in ("Underutilized", "Empty", "Drifted")]
+        if bad:
+            raise PydanticCustomError(
+                "reasons", "unknown reason {bad} — valid: Underutilized, Empty, Drifted", {"bad": ", ".join(bad)}
+            )
+        return reasons
+
+    @model_validator(mode="after")
+    def _window(self) -> DisruptionBudget:
+        if (self.schedule is None) != (self.duration is None):
+            raise PydanticCustomError(
+                "window", "schedule and duration go together — set both or neither", {"field": "duration"}
+            )
+        return self
+
+
+#: Default budgets for accelerator pools: at most 10% of nodes at a time, and none at all for consolidation or
+#: drift during business hours (Mon–Fri 08:00–18:00 UTC), so serving GPUs are not drained mid-traffic.
+BUSINESS_HOURS_BUDGETS: tuple[DisruptionBudget, ...] = (
+    DisruptionBudget(nodes="10%"),
+    DisruptionBudget(
+        nodes="0", schedule="0 8 * * mon-fri", duration="10h", reasons=("Underutilized", "Empty", "Drifted")
+    ),
+)
+
+
+class ConsolidationPolicy(StrEnum):
+    WHEN_EMPTY = "WhenEmpty"
+    WHEN_EMPTY_OR_UNDERUTILIZED = "WhenEmptyOrUnderutilized"
+
+
+class KarpenterPoolConfig(StrictModel):
+    """A Karpenter NodePool + EC2NodeClass. Pick instances by family (``g6e``) or by exact type."""
+
+    name: KubernetesName
+    """NodePool and EC2NodeClass name; also the ``inferstack.io/pool`` label."""
+    instance_families: tuple[str, ...] = ()
+    """Instance families from the catalog, e.g. ``[g6e]``. Either this or ``instance_types``."""
+    instance_types: tuple[InstanceTypeName, ...] = ()
+    """Exact instance types, e.g. ``[p4d.24xlarge]``. Either this or ``instance_families``."""
+    capacity_types: tuple[NodeCapacity, ...] = (NodeCapacity.ON_DEMAND,)
+    """Any of on_demand, spot, reserved. Default on-demand."""
+    capacity_reservation_ids: tuple[str, ...] = ()
+    """ODCR / Capacity Block ids the pool may use (``capacityReservationSelectorTerms``)."""
+    efa: bool = False
+    """EFA pool: every EFA interface of the type, one AZ, placement group. Needs exactly one instance type."""
+    availability_zone: AvailabilityZone | int | None = None
+    """Pin the pool to one AZ (name from ``network.availability_zones`` or index). Required with ``efa``."""
+    placement_group: bool | None = None
+    """Cluster placement group (created by inferstack). Default: on for EFA pools."""
+    max_accelerators: int | None = Field(default=None, ge=1)
+    """NodePool limit on GPUs / Neuron devices. Default 64 for accelerator pools, none for CPU pools."""
+    max_cpu: int | None = Field(default=None, ge=1)
+    """NodePool limit on vCPUs. Default: 1000 for CPU pools, none for accelerator pools."""
+    consolidation_policy: ConsolidationPolicy | None = None
+    """Default WhenEmpty for accelerator pools (never repack serving GPUs), WhenEmptyOrUnderutilized for CPU."""
+    consolidate_after: str = "30m"
+    """Wait before consolidating, e.g. ``30m``. Default 30m: GPU nodes take minutes to come back."""
+    expire_after: str = "720h"
+    """Maximum node lifetime (``720h`` = 30 days) or ``Never``."""
+    disruption_budgets: tuple[DisruptionBudget, ...] | None = None
+    """Default: business-hours freeze for accelerator pools (see ``BUSINESS_HOURS_BUDGETS``); 10% for CPU."""
+    root_volume_gib: int | None = Field(default=None, ge=20, le=16384)
+    """Encrypted gp3 root volume, GiB. Default 500 for accelerator pools (large images), 100 for CPU pools."""
+    weight: int | None = Field(default=None, ge=1, le=100)
+    """NodePool weight (higher is preferred). Default none."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    """Extra taints (the accelerator taint is always added)."""
+
+    @field_validator("consolidate_after", "expire_after")
+    @classmethod
+    def _durations(cls, value: str) -> str:
+        return _check_duration(value)
+
+    @field_validator("capacity_reservation_ids")
+    @classmethod
+    def _reservations(cls, ids: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_check_reservation(i) for i in ids)
+
+    @field_validator("instance_families")
+    @classmethod
+    def _families(cls, families: tuple[str, ...]) -> tuple[str, ...]:
+        known = sorted({t.family for t in INSTANCE_TYPES.values()})
+        unknown = [f for f in families if f not in known]
+        if unknown:
+            raise PydanticCustomError(
+                "family",
+                "unknown instance family {bad} — known: {known}",
+                {"bad": ", ".join(unknown), "known": ", ".join(known)},
+            )
+        return families
+
+    @model_validator(mode="after")
+    def _selection(self) -> KarpenterPoolConfig:
+        if bool(self.instance_families) == bool(self.instance_types):
+            raise PydanticCustomError(
+                "selection",
+                "set exactly one of instance_families (e.g. [g6e]) or instance_types",
+                {"field": "instance_types"},
+            )
+        kinds = {t.accelerator for t in self.instances}
+        if len(kinds) > 1:
+            raise PydanticCustomError(
+                "mixed",
+                "mixes {kinds} instances — one pool serves one accelerator kind; split it into pools",
+                {
+                    "kinds": " and ".join(sorted(k.value for k in kinds)),
+                    "field": "instance_families" if self.instance_families else "instance_types",
+                },
+            )
+        if self.capacity_reservation_ids and NodeCapacity.RESERVED not in self.capacity_types:
+            raise PydanticCustomError(
+                "reserved",
+                "add 'reserved' to capacity_types to use capacity_reservation_ids",
+                {"field": "capacity_types"},
+            )
+        if NodeCapacity.CAPACITY_BLOCK in self.capacity_types:
+            raise PydanticCustomError(
+                "capacity_block",
+                "Karpenter selects Capacity Blocks as 'reserved' capacity "
+                "through capacity_reservation_ids; use capacity_types: [reserved]",
+                {"field": "capacity_types"},
+            )
+        return self
+
+    @property
+    def instances(self) -> list[InstanceType]:
+        if self.instance_types:
+            return [INSTANCE_TYPES[t] for t in self.instance_types]
+        return sorted((t for t in INSTANCE_TYPES.values() if t.family in self.instance_families), key=lambda t: t.name)
+
+    @property
+    def accelerator(self) -> AcceleratorKind:
+        return self.instances[0].accelerator
+
+    @property
+    def is_accelerated(self) -> bool:
+        return self.accelerator is not AcceleratorKind.NONE
+
+    @property
+    def uses_placement_group(self) -> bool:
+        return self.efa if self.placement_group is None else self.placement_group
+
+    @property
+    def accelerator_limit(self) -> int | None:
+        if not self.is_accelerated:
+            return None
+        return self.max_accelerators or 64
+
+    @property
+    def cpu_limit(self) -> int | None:
+        return self.max_cpu or (None if self.is_accelerated else 1000)
+
+    @property
+    def effective_consolidation(self) -> ConsolidationPolicy:
+        if self.consolidation_policy:
+            return self.consolidation_policy
+        return (
+            ConsolidationPolicy.WHEN_EMPTY if self.is_accelerated else ConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED
+        )
+
+    @property
+    def effective_budgets(self) -> tuple[DisruptionBudget, ...]:
+        if self.disruption_budgets is not None:
+            return self.disruption_budgets
+        return BUSINESS_HOURS_BUDGETS if self.is_accelerated else (DisruptionBudget(nodes="10%"),)
+
+    @property
+    def effective_root_volume_gib(self) -> int:
+        return self.root_volume_gib or (500 if self.is_accelerated else 100)
+
+
+class GpuOperatorConfig(StrictModel):
+    """NVIDIA GPU operator settings (installed when any NVIDIA node group or pool exists)."""
+
+    extra_tolerations: tuple[Taint, ...] = ()
+    """Taints of your GPU pools the operator's DaemonSets must tolerate besides ``nvidia.com/gpu``."""
+
+
+class ComputeConfig(StrictModel):
+    """Accelerated and elastic capacity. Operators and device plugins follow from what is configured here."""
+
+    node_groups: tuple[AcceleratedNodeGroupConfig, ...] = ()
+    """Managed accelerated node groups. Default none."""
+    karpenter_pools: tuple[KarpenterPoolConfig, ...] = ()
+    """Karpenter NodePools. Default none (Karpenter is installed when at least one pool is configured)."""
+    gpu_operator: GpuOperatorConfig = GpuOperatorConfig()
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> ComputeConfig:
+        names = [g.name for g in self.node_groups] + [p.name for p in self.karpenter_pools]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates or "system" in names:
+            raise PydanticCustomError(
+                "names",
+                "pool names must be unique and not 'system' (the system node group): {dups}",
+                {"dups": ", ".join(duplicates or ["system"])},
+            )
+        return self
+
+    @property
+    def pools(self) -> list[AcceleratedNodeGroupConfig | KarpenterPoolConfig]:
+        return [*self.node_groups, *self.karpenter_pools]
+
+    def has(self, kind: AcceleratorKind) -> bool:
+        return any(p.accelerator is kind for p in self.pools)
+
+    @property
+    def has_efa(self) -> bool:
+        return any(p.efa for p in self.pools)

@@ -1,0 +1,130 @@
+"""Compute rules, each with a compliant and a non-compliant case; findings name the config path and the fix."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from inferstack.config import parse_config
+from inferstack.rules import ami, efa, evaluate, gpu_operator, karpenter_limits, placement
+
+
+def cfg(node_groups=(), pools=(), **compute):
+    return parse_config({"compute": {"node_groups": list(node_groups), "karpenter_pools": list(pools), **compute}})
+
+
+P5 = {"name": "p5", "instance_type": "p5.48xlarge", "efa": True, "availability_zone": 0}
+
+
+class TestEfaSupported:
+    def test_efa_on_p5_is_compliant(self):
+        assert list(efa.check_supported(cfg([P5]))) == []
+
+    def test_efa_on_g6e_2xlarge_lists_capable_types(self):
+        (finding,) = efa.check_supported(cfg([{**P5, "instance_type": "g6e.2xlarge"}]))
+        assert finding.rule == "EFA-UNSUPPORTED"
+        assert finding.path == "compute.node_groups[0].instance_type"
+        assert "g6e.2xlarge has no EFA" in finding.message
+        assert "g6e.12xlarge" in finding.fix and "efa: false" in finding.fix
+
+    def test_efa_pool_of_a_non_efa_type(self):
+        pool = {"name": "inf", "instance_types": ["inf2.48xlarge"], "efa": True, "availability_zone": 0}
+        (finding,) = efa.check_supported(cfg(pools=[pool]))
+        assert finding.path == "compute.karpenter_pools[0].efa"
+
+
+class TestEfaSingleAz:
+    def test_pinned_is_compliant(self):
+        assert list(efa.check_single_az(cfg([P5]))) == []
+
+    def test_unpinned_efa_group_is_flagged(self):
+        group = {k: v for k, v in P5.items() if k != "availability_zone"}
+        (finding,) = efa.check_single_az(cfg([group]))
+        assert finding.rule == "EFA-AZ" and finding.path == "compute.node_groups[0].availability_zone"
+        assert "2 zones" in finding.message and "availability_zone: 0" in finding.fix
+
+    def test_unpinned_efa_pool_is_flagged(self):
+        (finding,) = efa.check_single_az(cfg(pools=[{"name": "p5", "instance_types": ["p5.48xlarge"], "efa": True}]))
+        assert finding.path == "compute.karpenter_pools[0].availability_zone"
+
+
+class TestEfaOneType:
+    def test_one_type_is_compliant(self):
+        pool = {"name": "p5", "instance_types": ["p5.48xlarge"], "efa": True, "availability_zone": 0}
+        assert list(efa.check_one_type(cfg(pools=[pool]))) == []
+
+    def test_family_is_flagged(self):
+        pool = {"name": "p5", "instance_families": ["p5"], "efa": True, "availability_zone": 0}
+        (finding,) = efa.check_one_type(cfg(pools=[pool]))
+        assert finding.rule == "EFA-ONE-TYPE" and "2 instance types" in finding.message
+
+
+class TestPlacementWithCapacityBlock:
+    BLOCK: ClassVar[dict] = {**P5, "capacity_type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0"}
+
+    def test_block_without_placement_group_is_compliant(self):
+        assert list(placement.check(cfg([self.BLOCK]))) == []
+        assert not parse_config({"compute": {"node_groups": [self.BLOCK]}}).compute.node_groups[0].uses_placement_group
+
+    def test_block_with_placement_group_is_flagged(self):
+        (finding,) = placement.check(cfg([{**self.BLOCK, "placement_group": True}]))
+        assert finding.rule == "PLACEMENT-CAPACITY-BLOCK"
+        assert finding.path == "compute.node_groups[0].placement_group"
+
+
+class TestAmi:
+    def test_default_and_matching_are_compliant(self):
+        assert list(ami.check(cfg([P5, {**P5, "name": "br", "ami": "bottlerocket_nvidia"}]))) == []
+
+    def test_neuron_ami_on_gpu_is_flagged(self):
+        (finding,) = ami.check(cfg([{**P5, "ami": "al2023_neuron"}]))
+        assert finding.rule == "AMI-ACCELERATOR" and finding.path == "compute.node_groups[0].ami"
+        assert "al2023_nvidia" in finding.fix
+
+    def test_nvidia_ami_on_inferentia_is_flagged(self):
+        group = {"name": "inf2", "instance_type": "inf2.24xlarge", "ami": "al2023_nvidia"}
+        (finding,) = ami.check(cfg([group]))
+        assert "neuron accelerators" in finding.message and "al2023_neuron" in finding.fix
+
+
+class TestGpuOperatorTaint:
+    POOL: ClassVar[dict] = {
+        "name": "gpu",
+        "instance_families": ["g6e"],
+        "taints": [{"key": "dedicated", "value": "llm"}],
+    }
+
+    def test_tolerated_taint_is_compliant(self):
+        config = cfg(pools=[self.POOL], gpu_operator={"extra_tolerations": [{"key": "dedicated"}]})
+        assert list(gpu_operator.check(config)) == []
+
+    def test_untolerated_taint_is_flagged(self):
+        (finding,) = gpu_operator.check(cfg(pools=[self.POOL]))
+        assert finding.rule == "GPU-OPERATOR-TAINT"
+        assert finding.path == "compute.karpenter_pools[0].taints[0]"
+        assert "extra_tolerations" in finding.fix
+
+    def test_neuron_pools_are_not_concerned(self):
+        pool = {**self.POOL, "instance_families": ["inf2"]}
+        assert list(gpu_operator.check(cfg(pools=[pool]))) == []
+
+
+class TestKarpenterLimits:
+    def test_default_limits_are_compliant(self):
+        pools = [{"name": "gpu", "instance_families": ["g6e"]}, {"name": "cpu", "instance_families": ["m7i"]}]
+        assert list(karpenter_limits.check(cfg(pools=pools))) == []
+
+    def test_accelerator_limit_below_one_instance(self):
+        pool = {"name": "p4d", "instance_types": ["p4d.24xlarge"], "max_accelerators": 4}
+        (finding,) = karpenter_limits.check(cfg(pools=[pool]))
+        assert finding.rule == "KARPENTER-LIMITS" and finding.path == "compute.karpenter_pools[0].max_accelerators"
+        assert "8 accelerators" in finding.message and "≥ 8" in finding.fix
+
+    def test_cpu_limit_below_one_instance(self):
+        pool = {"name": "cpu", "instance_types": ["m7i.8xlarge"], "max_cpu": 16}
+        (finding,) = karpenter_limits.check(cfg(pools=[pool]))
+        assert finding.path == "compute.karpenter_pools[0].max_cpu"
+
+
+def test_rules_run_in_evaluate():
+    config = cfg([{**P5, "instance_type": "g6e.2xlarge", "ami": "al2023_neuron"}])
+    assert {f.rule for f in evaluate(config).errors} == {"EFA-UNSUPPORTED", "AMI-ACCELERATOR"}
