@@ -18,6 +18,8 @@ from inferstack.config import ConfigError, InferstackConfig, load_config
 
 MANIFEST_TYPE = "Custom::AWSCDK-EKS-KubernetesResource"
 HELM_TYPE = "Custom::AWSCDK-EKS-HelmChart"
+#: Stands in for a value CloudFormation resolves at deploy time (a CDK token in the manifest).
+DEPLOY_TIME_VALUE = "${Token[deploy-time]}"
 
 
 def kubernetes_objects(template: dict[str, Any]) -> list[dict[str, Any]]:
@@ -29,9 +31,9 @@ def kubernetes_objects(template: dict[str, Any]) -> list[dict[str, Any]]:
         manifest = resource["Properties"]["Manifest"]
         if isinstance(manifest, str):
             objects.extend(json.loads(manifest))
-        else:  # Fn::Join with tokens: only literal fragments can be read back
+        else:  # Fn::Join with deploy-time values (always inside JSON strings): mark them as tokens
             parts = manifest.get("Fn::Join", ["", []])[1]
-            text = "".join(p if isinstance(p, str) else '"<token>"' for p in parts)
+            text = "".join(p if isinstance(p, str) else DEPLOY_TIME_VALUE for p in parts)
             objects.extend(json.loads(text))
     return objects
 

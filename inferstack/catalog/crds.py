@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -81,11 +82,30 @@ def _describe(error: ValidationError) -> str:
     return f"{_path(error)}: {error.message}"
 
 
+#: An unresolved CDK token inside a string (``${Token[...]}``): its value is only known at deploy time.
+_TOKEN = re.compile(r"\$\{Token\[[^\]]+\]\}")
+#: Checks that cannot judge a deploy-time value; type and structure are still checked.
+_VALUE_CHECKS = {"pattern", "format", "enum", "minLength", "maxLength", "const"}
+
+
+def _is_token(value: object) -> bool:
+    return isinstance(value, str) and bool(_TOKEN.search(value))
+
+
 def validate_custom_resource(obj: dict[str, Any]) -> list[str]:
-    """Problems with one custom resource (empty when valid), each ``path: what is wrong — what is valid``."""
+    """Problems with one custom resource (empty when valid), each ``path: what is wrong — what is valid``.
+
+    Strings holding unresolved CDK tokens (subnet ids, role names from other stacks) skip value checks
+    (pattern, enum, length) but not structure: an unknown field next to a token is still an error.
+    """
     api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
     if (api_version, kind) not in crd_index():
         known = sorted({f"{v} {k}" for v, k in crd_index()})
         return [f"{api_version} {kind}: no vendored CRD schema; known custom resources: {', '.join(known)}"]
-    errors = sorted(_validator(api_version, kind).iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
+    errors = [
+        e
+        for e in _validator(api_version, kind).iter_errors(obj)
+        if not (e.validator in _VALUE_CHECKS and _is_token(e.instance))
+    ]
+    errors.sort(key=lambda e: list(map(str, e.absolute_path)))
     return [_describe(e) for e in errors]

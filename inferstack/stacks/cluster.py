@@ -13,6 +13,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
+from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import CORE_ADDONS, KUBERNETES_RELEASES
 from inferstack.charts.platform_base import PlatformBaseChart
 from inferstack.config.model import CapacityType, ClusterConfig, ControlPlaneLog, EndpointAccess
@@ -25,10 +26,6 @@ from inferstack.stacks.nag import (
     acknowledge,
     managed_policy,
 )
-
-#: Node label every inferstack node carries; the value names its pool (``system`` here).
-POOL_LABEL = "inferstack.io/pool"
-SYSTEM_POOL = "system"
 
 _LOG_TYPES: dict[ControlPlaneLog, eks.ClusterLoggingTypes] = {
     ControlPlaneLog.API: eks.ClusterLoggingTypes.API,

@@ -9,6 +9,7 @@ from constructs import Construct
 
 from inferstack.config.model import InferstackConfig
 from inferstack.stacks.cluster import ClusterStack
+from inferstack.stacks.compute import ComputeStack
 from inferstack.stacks.network import NetworkStack
 
 PLATFORM_TAG = "inferstack:platform"
@@ -20,10 +21,11 @@ class Platform:
 
     network: NetworkStack
     cluster: ClusterStack
+    compute: ComputeStack | None = None
 
     @property
     def stacks(self) -> list[cdk.Stack]:
-        return [self.network, self.cluster]
+        return [s for s in (self.network, self.cluster, self.compute) if s is not None]
 
 
 def _environment(config: InferstackConfig) -> cdk.Environment | None:
@@ -51,7 +53,18 @@ def build_platform(scope: Construct, config: InferstackConfig) -> Platform:
         env=env,
         description=f"inferstack {config.name}: EKS cluster {config.cluster_name}, add-ons, system nodes",
     )
-    platform = Platform(network=network, cluster=cluster)
+    compute = None
+    if config.compute.pools:
+        compute = ComputeStack(
+            scope,
+            f"{config.name}-compute",
+            config=config,
+            vpc=network.vpc,
+            cluster=cluster.cluster,
+            env=env,
+            description=f"inferstack {config.name}: accelerated node groups, Karpenter pools, GPU/Neuron/EFA plugins",
+        )
+    platform = Platform(network=network, cluster=cluster, compute=compute)
     for stack in platform.stacks:
         cdk.Tags.of(stack).add(PLATFORM_TAG, config.name)
         for key, value in sorted(config.tags.items()):

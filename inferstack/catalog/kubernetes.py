@@ -1,0 +1,28 @@
+"""Kubernetes names inferstack relies on: node labels, taints and extended resources."""
+
+from __future__ import annotations
+
+from inferstack.catalog.instances import AcceleratorKind
+
+#: Every inferstack node carries its pool's name under this label (``system`` for the system node group).
+POOL_LABEL = "inferstack.io/pool"
+#: ``nvidia`` / ``neuron`` on accelerated nodes.
+ACCELERATOR_LABEL = "inferstack.io/accelerator"
+#: ``"true"`` on nodes with EFA interfaces (the EFA device plugin runs only there).
+EFA_LABEL = "inferstack.io/efa"
+SYSTEM_POOL = "system"
+
+#: Extended resource each accelerator kind exposes through its device plugin.
+ACCELERATOR_RESOURCE: dict[AcceleratorKind, str] = {
+    AcceleratorKind.NVIDIA: "nvidia.com/gpu",
+    AcceleratorKind.NEURON: "aws.amazon.com/neuron",
+}
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+
+#: Taint every accelerated node carries, so only pods that ask for the accelerator land there.
+ACCELERATOR_TAINT_KEY: dict[AcceleratorKind, str] = {
+    AcceleratorKind.NVIDIA: "nvidia.com/gpu",
+    AcceleratorKind.NEURON: "aws.amazon.com/neuron",
+}
+ACCELERATOR_TAINT_VALUE = "true"
+ACCELERATOR_TAINT_EFFECT = "NoSchedule"

@@ -1,0 +1,133 @@
+"""KarpenterPoolsChart: one EC2NodeClass + NodePool per configured Karpenter pool."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import cdk8s
+from constructs import Construct
+
+from inferstack.catalog.efa_layout import karpenter_interfaces
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.kubernetes import (
+    ACCELERATOR_LABEL,
+    ACCELERATOR_RESOURCE,
+    ACCELERATOR_TAINT_EFFECT,
+    ACCELERATOR_TAINT_KEY,
+    ACCELERATOR_TAINT_VALUE,
+    EFA_LABEL,
+    POOL_LABEL,
+)
+from inferstack.catalog.versions import KARPENTER_AMI_ALIASES
+from inferstack.config.compute import KarpenterPoolConfig, NodeCapacity
+from inferstack.constructs.karpenter import (
+    Budget,
+    Ec2NodeClass,
+    Ec2NodeClassProps,
+    NodePool,
+    NodePoolProps,
+    NodeTaint,
+    Requirement,
+)
+
+_CAPACITY = {NodeCapacity.ON_DEMAND: "on-demand", NodeCapacity.SPOT: "spot", NodeCapacity.RESERVED: "reserved"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolPlacement:
+    """Where one pool's nodes go (values from the AWS side, often CDK tokens)."""
+
+    subnet_ids: Sequence[str]
+    zone: str | None = None
+    """Zone name (may be a token) when the pool is pinned to one AZ."""
+    security_group_ids: Sequence[str] = ()
+    placement_group: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class KarpenterPoolsProps:
+    pools: Sequence[KarpenterPoolConfig]
+    placements: Mapping[str, PoolPlacement]
+    """Per pool name."""
+    node_role_name: str
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+def node_pool_props(pool: KarpenterPoolConfig, zone: str | None) -> NodePoolProps:
+    """The NodePool for one configured pool (pure: no AWS values but the zone)."""
+    types = sorted(t.name for t in pool.instances)
+    requirements = [
+        Requirement(key="node.kubernetes.io/instance-type", values=tuple(types)),
+        Requirement(key="karpenter.sh/capacity-type", values=tuple(_CAPACITY[c] for c in pool.capacity_types)),
+        Requirement(key="kubernetes.io/arch", values=("amd64",)),
+    ]
+    if zone is not None:
+        requirements.append(Requirement(key="topology.kubernetes.io/zone", values=(zone,)))
+    labels = {POOL_LABEL: pool.name, **pool.labels}
+    taints = [NodeTaint(key=t.key, value=t.value, effect=t.effect) for t in pool.taints]
+    limits: dict[str, int] = {}
+    if pool.is_accelerated:
+        labels[ACCELERATOR_LABEL] = pool.accelerator.value
+        taints.insert(
+            0,
+            NodeTaint(
+                key=ACCELERATOR_TAINT_KEY[pool.accelerator],
+                value=ACCELERATOR_TAINT_VALUE,
+                effect=ACCELERATOR_TAINT_EFFECT,
+            ),
+        )
+        limits[ACCELERATOR_RESOURCE[pool.accelerator]] = pool.accelerator_limit or 0
+    if pool.efa:
+        labels[EFA_LABEL] = "true"
+    if pool.cpu_limit is not None:
+        limits["cpu"] = pool.cpu_limit
+    return NodePoolProps(
+        name=pool.name,
+        node_class=pool.name,
+        requirements=requirements,
+        labels=labels,
+        taints=taints,
+        limits=limits,
+        consolidation_policy=pool.effective_consolidation.value,
+        consolidate_after=pool.consolidate_after,
+        expire_after=pool.expire_after,
+        budgets=[
+            Budget(nodes=b.nodes, schedule=b.schedule, duration=b.duration, reasons=b.reasons)
+            for b in pool.effective_budgets
+        ],
+        weight=pool.weight,
+    )
+
+
+class KarpenterPoolsChart(cdk8s.Chart):
+    """EC2NodeClass + NodePool per pool: instance types expanded from the catalog (so scheduling checks know
+    exactly what can launch), accelerator taint and label, limits, disruption budgets, EFA interfaces and
+    placement group for EFA pools, the AMI alias pinned in the catalog."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: KarpenterPoolsProps) -> None:
+        super().__init__(scope, construct_id, disable_resource_name_hashes=True)
+        for pool in props.pools:
+            where = props.placements[pool.name]
+            interfaces = karpenter_interfaces(pool.instances[0]) if pool.efa else ()
+            Ec2NodeClass(
+                self,
+                f"{pool.name}-class",
+                Ec2NodeClassProps(
+                    name=pool.name,
+                    role=props.node_role_name,
+                    ami_alias=KARPENTER_AMI_ALIASES["al2023"],
+                    subnet_ids=where.subnet_ids,
+                    security_group_ids=where.security_group_ids,
+                    root_volume_gib=pool.effective_root_volume_gib,
+                    network_interfaces=interfaces,
+                    placement_group=where.placement_group,
+                    capacity_reservation_ids=pool.capacity_reservation_ids,
+                    tags={**props.tags, POOL_LABEL: pool.name},
+                ),
+            )
+            NodePool(self, f"{pool.name}-pool", node_pool_props(pool, where.zone))
+
+
+def accelerator_kinds(pools: Sequence[KarpenterPoolConfig]) -> set[AcceleratorKind]:
+    return {p.accelerator for p in pools}

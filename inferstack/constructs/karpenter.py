@@ -1,0 +1,183 @@
+"""Karpenter v1 NodePool and EC2NodeClass as typed cdk8s constructs, validated against the upstream CRDs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from constructs import Construct
+
+from inferstack.catalog.efa_layout import NetworkInterface
+from inferstack.constructs.custom_resource import CustomResource
+
+NODEPOOL_API = "karpenter.sh/v1"
+NODECLASS_API = "karpenter.k8s.aws/v1"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Requirement:
+    """A NodePool scheduling requirement (``key operator values``)."""
+
+    key: str
+    operator: str = "In"
+    values: tuple[str, ...] = ()
+
+    def render(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "operator": self.operator}
+        if self.values:
+            out["values"] = list(self.values)
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeTaint:
+    key: str
+    value: str | None = None
+    effect: str = "NoSchedule"
+
+    def render(self) -> dict[str, Any]:
+        out = {"key": self.key, "effect": self.effect}
+        if self.value is not None:
+            out["value"] = self.value
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Budget:
+    """Disruption budget: ``nodes`` at most, optionally in a cron window (UTC) for some reasons."""
+
+    nodes: str
+    schedule: str | None = None
+    duration: str | None = None
+    reasons: tuple[str, ...] = ()
+
+    def render(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"nodes": self.nodes}
+        if self.schedule:
+            out["schedule"] = self.schedule
+            out["duration"] = self.duration
+        if self.reasons:
+            out["reasons"] = list(self.reasons)
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodePoolProps:
+    """Props of a Karpenter NodePool. Units: durations as Karpenter strings (``30m``, ``720h``)."""
+
+    name: str
+    node_class: str
+    """Name of the EC2NodeClass the pool launches with."""
+    requirements: Sequence[Requirement]
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: Sequence[NodeTaint] = ()
+    limits: Mapping[str, int] = field(default_factory=dict)
+    """Resource limits over all nodes of the pool, e.g. ``{"nvidia.com/gpu": 64, "cpu": 1000}``. Default none."""
+    consolidation_policy: str = "WhenEmpty"
+    consolidate_after: str = "30m"
+    expire_after: str = "720h"
+    budgets: Sequence[Budget] = (Budget(nodes="10%"),)
+    weight: int | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    """Escape hatch deep-merged into the manifest before validation."""
+
+
+class NodePool(CustomResource):
+    """``karpenter.sh/v1`` NodePool."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: NodePoolProps) -> None:
+        template_spec: dict[str, Any] = {
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": props.node_class},
+            "requirements": [r.render() for r in props.requirements],
+            "expireAfter": props.expire_after,
+        }
+        if props.taints:
+            template_spec["taints"] = [t.render() for t in props.taints]
+        spec: dict[str, Any] = {
+            "template": {"metadata": {"labels": dict(props.labels)}, "spec": template_spec},
+            "disruption": {
+                "consolidationPolicy": props.consolidation_policy,
+                "consolidateAfter": props.consolidate_after,
+                "budgets": [b.render() for b in props.budgets],
+            },
+        }
+        if props.limits:
+            spec["limits"] = dict(props.limits)
+        if props.weight is not None:
+            spec["weight"] = props.weight
+        manifest = {"apiVersion": NODEPOOL_API, "kind": "NodePool", "metadata": {"name": props.name}, "spec": spec}
+        super().__init__(scope, construct_id, manifest=manifest, overrides=dict(props.overrides))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ec2NodeClassProps:
+    """Props of a Karpenter EC2NodeClass. Secure defaults: IMDSv2 only with hop limit 1, encrypted gp3 root."""
+
+    name: str
+    role: str
+    """Name of the node IAM role (Karpenter creates the instance profile)."""
+    ami_alias: str
+    """``amiSelectorTerms`` alias, e.g. ``al2023@v20260714`` (pinned in the catalog)."""
+    subnet_ids: Sequence[str]
+    security_group_ids: Sequence[str]
+    root_volume_gib: int = 100
+    root_device: str = "/dev/xvda"
+    network_interfaces: Sequence[NetworkInterface] = ()
+    """EFA layout (see ``inferstack.catalog.efa_layout``). Default: Karpenter's single ENA interface."""
+    placement_group: str | None = None
+    """Name of a cluster placement group. Default none."""
+    capacity_reservation_ids: Sequence[str] = ()
+    tags: Mapping[str, str] = field(default_factory=dict)
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Ec2NodeClass(CustomResource):
+    """``karpenter.k8s.aws/v1`` EC2NodeClass."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: Ec2NodeClassProps) -> None:
+        spec: dict[str, Any] = {
+            "role": props.role,
+            "amiSelectorTerms": [{"alias": props.ami_alias}],
+            "subnetSelectorTerms": [{"id": subnet} for subnet in props.subnet_ids],
+            "securityGroupSelectorTerms": [{"id": group} for group in props.security_group_ids],
+            "metadataOptions": {
+                "httpEndpoint": "enabled",
+                "httpProtocolIPv6": "disabled",
+                "httpPutResponseHopLimit": 1,
+                "httpTokens": "required",
+            },
+            "blockDeviceMappings": [
+                {
+                    "deviceName": props.root_device,
+                    "ebs": {
+                        "volumeSize": f"{props.root_volume_gib}Gi",
+                        "volumeType": "gp3",
+                        "encrypted": True,
+                        "deleteOnTermination": True,
+                    },
+                }
+            ],
+        }
+        if props.network_interfaces:
+            spec["networkInterfaces"] = [
+                {
+                    "networkCardIndex": i.network_card_index,
+                    "deviceIndex": i.device_index,
+                    "interfaceType": i.interface_type,
+                }
+                for i in props.network_interfaces
+            ]
+        if props.placement_group:
+            spec["placementGroupSelector"] = {"name": props.placement_group}
+        if props.capacity_reservation_ids:
+            spec["capacityReservationSelectorTerms"] = [{"id": i} for i in props.capacity_reservation_ids]
+        if props.tags:
+            spec["tags"] = dict(props.tags)
+        manifest = {
+            "apiVersion": NODECLASS_API,
+            "kind": "EC2NodeClass",
+            "metadata": {"name": props.name},
+            "spec": spec,
+        }
+        super().__init__(scope, construct_id, manifest=manifest, overrides=dict(props.overrides))

@@ -1,0 +1,237 @@
+"""ComputeStack: accelerated managed node groups (EFA launch templates, placement groups, reservations),
+Karpenter with its pools, and the operators / device plugins the configured accelerators need."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cdk8s
+from aws_cdk import Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from constructs import Construct
+
+from inferstack.catalog.efa_layout import launch_template_interfaces
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.kubernetes import (
+    ACCELERATOR_LABEL,
+    ACCELERATOR_TAINT_KEY,
+    ACCELERATOR_TAINT_VALUE,
+    EFA_LABEL,
+    POOL_LABEL,
+)
+from inferstack.charts.karpenter_pools import KarpenterPoolsChart, KarpenterPoolsProps, PoolPlacement
+from inferstack.config.compute import AcceleratedNodeGroupConfig, AmiVariant, NodeCapacity
+from inferstack.config.model import InferstackConfig
+from inferstack.stacks.karpenter import Karpenter
+from inferstack.stacks.nag import EKS_NODE_POLICIES, acknowledge, managed_policy
+from inferstack.stacks.operators import add_efa_device_plugin, add_gpu_operator, add_neuron_chart
+
+#: CloudFormation ``AmiType`` per variant (CFN spelling; aws-cdk-lib's AMI check rejects p5/p5en/trn2 with the
+#: right type, so the property is set on the CFN resource directly — see TOOLCHAIN.md).
+CFN_AMI_TYPE: dict[AmiVariant, str] = {
+    AmiVariant.AL2023_NVIDIA: "AL2023_x86_64_NVIDIA",
+    AmiVariant.AL2023_NEURON: "AL2023_x86_64_NEURON",
+    AmiVariant.AL2023_STANDARD: "AL2023_x86_64_STANDARD",
+    AmiVariant.BOTTLEROCKET_NVIDIA: "BOTTLEROCKET_x86_64_NVIDIA",
+    AmiVariant.BOTTLEROCKET: "BOTTLEROCKET_x86_64",
+}
+_CAPACITY: dict[NodeCapacity, eks.CapacityType] = {
+    NodeCapacity.ON_DEMAND: eks.CapacityType.ON_DEMAND,
+    NodeCapacity.SPOT: eks.CapacityType.SPOT,
+    NodeCapacity.CAPACITY_BLOCK: eks.CapacityType.CAPACITY_BLOCK,
+    NodeCapacity.RESERVED: eks.CapacityType.ON_DEMAND,
+}
+
+
+def add_chart_manifest(
+    scope: Construct, construct_id: str, cluster: eks.ICluster, chart: cdk8s.Chart
+) -> eks.KubernetesManifest:
+    """Apply a cdk8s chart through ``cluster``'s kubectl provider, owned by ``scope``'s stack."""
+    return eks.KubernetesManifest(scope, construct_id, cluster=cluster, manifest=chart.to_json())
+
+
+class ComputeStack(Stack):
+    """Accelerated capacity for the cluster of ``ClusterStack``, from ``config.compute``.
+
+    * node groups: one instance type each, AL2023 NVIDIA/Neuron AMI (or Bottlerocket), accelerator taint and
+      labels, encrypted gp3 root volume, IMDSv2; EFA groups sit in one subnet with every EFA interface of the type
+      (:mod:`inferstack.catalog.efa_layout`), a security group open to itself and a cluster placement group;
+    * Karpenter (when pools are configured) and one EC2NodeClass + NodePool per pool;
+    * GPU operator / Neuron chart / EFA device plugin, each only when a pool needs it.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: InferstackConfig,
+        vpc: ec2.IVpc,
+        cluster: eks.Cluster,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.config = config
+        self.vpc = vpc
+        self.cluster = cluster
+        compute = config.compute
+        self.efa_security_group = self._efa_security_group() if compute.has_efa else None
+        self.node_groups = {g.name: self._add_node_group(g) for g in compute.node_groups}
+        self.operators: dict[str, eks.HelmChart] = {}
+        if compute.has(AcceleratorKind.NVIDIA):
+            self.operators["gpu-operator"] = add_gpu_operator(self, cluster, compute.gpu_operator.extra_tolerations)
+        if compute.has(AcceleratorKind.NEURON):
+            self.operators["neuron"] = add_neuron_chart(self, cluster)
+        if compute.has_efa:
+            self.operators["efa"] = add_efa_device_plugin(self, cluster)
+        self.karpenter: Karpenter | None = None
+        self.pools_manifest: eks.KubernetesManifest | None = None
+        if compute.karpenter_pools:
+            self._add_karpenter()
+
+    # -- helpers -------------------------------------------------------------------------------------------------
+    def _subnets(self, zone: str | int | None) -> list[ec2.ISubnet]:
+        private = self.vpc.private_subnets
+        return list(private) if zone is None else [private[self.config.zone_index(zone)]]
+
+    def _efa_security_group(self) -> ec2.SecurityGroup:
+        group = ec2.SecurityGroup(
+            self,
+            "EfaSecurityGroup",
+            vpc=self.vpc,
+            description="EFA: all traffic to and from members of this group (required by EFA)",
+            allow_all_outbound=True,
+        )
+        group.add_ingress_rule(group, ec2.Port.all_traffic(), "EFA: all inbound from itself")
+        # Covered by allow-all-outbound too; stated explicitly because EFA requires it (and a later tightening of
+        # outbound rules must keep it).
+        ec2.CfnSecurityGroupEgress(
+            self,
+            "EfaSelfEgress",
+            group_id=group.security_group_id,
+            ip_protocol="-1",
+            destination_security_group_id=group.security_group_id,
+            description="EFA: all outbound to itself",
+        )
+        return group
+
+    def _placement_group(self, name: str) -> ec2.CfnPlacementGroup:
+        return ec2.CfnPlacementGroup(self, f"PlacementGroup-{name}", strategy="cluster")
+
+    # -- managed node groups --------------------------------------------------------------------------------------
+    def _launch_template(self, group: AcceleratedNodeGroupConfig) -> ec2.CfnLaunchTemplate:
+        bottlerocket = group.ami_variant in (AmiVariant.BOTTLEROCKET, AmiVariant.BOTTLEROCKET_NVIDIA)
+        data: dict[str, Any] = {
+            "MetadataOptions": {"HttpEndpoint": "enabled", "HttpTokens": "required", "HttpPutResponseHopLimit": 1},
+            "BlockDeviceMappings": [
+                {
+                    # Bottlerocket keeps images and containers on its data volume, /dev/xvdb.
+                    "DeviceName": "/dev/xvdb" if bottlerocket else "/dev/xvda",
+                    "Ebs": {
+                        "VolumeSize": group.disk_size_gib,
+                        "VolumeType": "gp3",
+                        "Encrypted": True,
+                        "DeleteOnTermination": True,
+                    },
+                }
+            ],
+        }
+        if group.efa:
+            groups = [self.cluster.cluster_security_group_id, self.efa_security_group.security_group_id]  # type: ignore[union-attr]
+            data["NetworkInterfaces"] = [
+                {
+                    "NetworkCardIndex": i.network_card_index,
+                    "DeviceIndex": i.device_index,
+                    "InterfaceType": i.interface_type,
+                    "Groups": groups,
+                    "DeleteOnTermination": True,
+                }
+                for i in launch_template_interfaces(group.instance)
+            ]
+        if group.uses_placement_group:
+            data["Placement"] = {"GroupName": self._placement_group(group.name).ref}
+        if group.capacity_reservation_id:
+            data["CapacityReservationSpecification"] = {
+                "CapacityReservationTarget": {"CapacityReservationId": group.capacity_reservation_id}
+            }
+        if group.capacity_type is NodeCapacity.CAPACITY_BLOCK:
+            data["InstanceMarketOptions"] = {"MarketType": "capacity-block"}
+        template = ec2.CfnLaunchTemplate(self, f"LaunchTemplate-{group.name}", launch_template_data={})
+        # CloudFormation spelling, set verbatim (the L1 struct drops keys it does not know, e.g. InterfaceType).
+        template.add_property_override("LaunchTemplateData", data)
+        return template
+
+    def _add_node_group(self, group: AcceleratedNodeGroupConfig) -> eks.Nodegroup:
+        template = self._launch_template(group)
+        labels = {POOL_LABEL: group.name, ACCELERATOR_LABEL: group.accelerator.value, **group.labels}
+        if group.efa:
+            labels[EFA_LABEL] = "true"
+        taints = [
+            eks.TaintSpec(
+                effect=eks.TaintEffect.NO_SCHEDULE,
+                key=ACCELERATOR_TAINT_KEY[group.accelerator],
+                value=ACCELERATOR_TAINT_VALUE,
+            )
+        ]
+        taints += [eks.TaintSpec(effect=_TAINT_EFFECT[t.effect], key=t.key, value=t.value) for t in group.taints]
+        nodegroup = eks.Nodegroup(
+            self,
+            f"NodeGroup-{group.name}",
+            cluster=self.cluster,
+            instance_types=[ec2.InstanceType(group.instance_type)],
+            subnets=ec2.SubnetSelection(subnets=self._subnets(group.availability_zone)),
+            min_size=group.min_size,
+            desired_size=group.desired_size,
+            max_size=group.max_size,
+            labels=labels,
+            taints=taints,
+            capacity_type=_CAPACITY[group.capacity_type],
+            launch_template_spec=eks.LaunchTemplateSpec(id=template.ref, version=template.attr_latest_version_number),
+        )
+        nodegroup.node.default_child.add_property_override("AmiType", CFN_AMI_TYPE[group.ami_variant])  # type: ignore[union-attr]
+        acknowledge(
+            nodegroup.role,
+            "IAM4",
+            EKS_NODE_POLICIES,
+            tuple(
+                managed_policy(n)
+                for n in ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
+            ),
+        )
+        return nodegroup
+
+    # -- Karpenter -----------------------------------------------------------------------------------------------
+    def _add_karpenter(self) -> None:
+        self.karpenter = Karpenter(self, "Karpenter", cluster=self.cluster, cluster_name=self.config.cluster_name)
+        placements: dict[str, PoolPlacement] = {}
+        for pool in self.config.compute.karpenter_pools:
+            subnets = self._subnets(pool.availability_zone)
+            groups = [self.cluster.cluster_security_group_id]
+            if pool.efa and self.efa_security_group is not None:
+                groups.append(self.efa_security_group.security_group_id)
+            placements[pool.name] = PoolPlacement(
+                subnet_ids=[s.subnet_id for s in subnets],
+                zone=subnets[0].availability_zone if pool.availability_zone is not None else None,
+                security_group_ids=groups,
+                placement_group=self._placement_group(pool.name).ref if pool.uses_placement_group else None,
+            )
+        chart = KarpenterPoolsChart(
+            cdk8s.App(),
+            "karpenter-pools",
+            KarpenterPoolsProps(
+                pools=self.config.compute.karpenter_pools,
+                placements=placements,
+                node_role_name=self.karpenter.node_role.role_name,
+                tags={"inferstack:platform": self.config.name},
+            ),
+        )
+        self.pools_manifest = add_chart_manifest(self, "KarpenterPools", self.cluster, chart)
+        self.pools_manifest.node.add_dependency(self.karpenter.chart)
+
+
+_TAINT_EFFECT = {
+    "NoSchedule": eks.TaintEffect.NO_SCHEDULE,
+    "PreferNoSchedule": eks.TaintEffect.PREFER_NO_SCHEDULE,
+    "NoExecute": eks.TaintEffect.NO_EXECUTE,
+}
