@@ -22,19 +22,21 @@ HELM_TYPE = "Custom::AWSCDK-EKS-HelmChart"
 DEPLOY_TIME_VALUE = "${Token[deploy-time]}"
 
 
+def json_property(value: str | dict[str, Any]) -> Any:
+    """Parse a template property holding JSON: a literal string, or an ``Fn::Join`` whose deploy-time parts
+    (always inside JSON strings) are replaced by :data:`DEPLOY_TIME_VALUE`."""
+    if isinstance(value, str):
+        return json.loads(value)
+    parts = value.get("Fn::Join", ["", []])[1]
+    return json.loads("".join(p if isinstance(p, str) else DEPLOY_TIME_VALUE for p in parts))
+
+
 def kubernetes_objects(template: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every Kubernetes object a template applies through the kubectl provider (from literal manifests)."""
+    """Every Kubernetes object a template applies through the kubectl provider."""
     objects: list[dict[str, Any]] = []
     for resource in template.get("Resources", {}).values():
-        if resource.get("Type") != MANIFEST_TYPE:
-            continue
-        manifest = resource["Properties"]["Manifest"]
-        if isinstance(manifest, str):
-            objects.extend(json.loads(manifest))
-        else:  # Fn::Join with deploy-time values (always inside JSON strings): mark them as tokens
-            parts = manifest.get("Fn::Join", ["", []])[1]
-            text = "".join(p if isinstance(p, str) else DEPLOY_TIME_VALUE for p in parts)
-            objects.extend(json.loads(text))
+        if resource.get("Type") == MANIFEST_TYPE:
+            objects.extend(json_property(resource["Properties"]["Manifest"]))
     return objects
 
 

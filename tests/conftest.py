@@ -52,3 +52,25 @@ def synth_config():
         return cache[key]
 
     return _synth
+
+
+def _example(name: str) -> Synthesized:
+    return synthesized_config(Path(__file__).resolve().parent.parent / "examples" / f"{name}.yaml")
+
+
+@pytest.fixture(scope="session")
+def efa_app() -> Synthesized:
+    """examples/efa-p5.yaml: p5 EFA node group + Karpenter EFA pool."""
+    return _example("efa-p5")
+
+
+@pytest.fixture(scope="session")
+def neuron_app() -> Synthesized:
+    """examples/neuron-inf2.yaml: inf2 node group + Karpenter inf2 pool."""
+    return _example("neuron-inf2")
+
+
+@pytest.fixture(scope="session")
+def gpu_mixed_app() -> Synthesized:
+    """examples/gpu-mixed.yaml: g6e and p4d Karpenter pools."""
+    return _example("gpu-mixed")
