@@ -44,9 +44,13 @@ def summarize(out_dir: Path) -> str:
     manifest = json.loads((out_dir / "manifest.json").read_text())
     lines = [f"Synthesized to {out_dir.resolve()}"]
     total = 0
-    for name, artifact in sorted(manifest["artifacts"].items()):
-        if artifact.get("type") != "aws:cloudformation:stack":
-            continue
+    stacks = {n: a for n, a in manifest["artifacts"].items() if a.get("type") == "aws:cloudformation:stack"}
+
+    def depth(name: str) -> int:
+        deps = [d for d in stacks[name].get("dependencies", []) if d in stacks]
+        return 1 + max((depth(d) for d in deps), default=0)
+
+    for name, artifact in sorted(stacks.items(), key=lambda item: (depth(item[0]), item[0])):
         path = out_dir / artifact["properties"]["templateFile"]
         template = json.loads(path.read_text())
         resources = template.get("Resources", {})
