@@ -47,5 +47,11 @@ def main() -> int:
     except (ConfigError, RuleViolationError) as exc:
         print(f"inferstack: {config_path}: {exc}" if isinstance(exc, RuleViolationError) else str(exc), file=sys.stderr)
         return 1
-    app.synth()
+    try:
+        app.synth()
+    except RuntimeError as exc:  # cdk-nag or CloudFormation validation: the report was printed above
+        if "ValidationFailed" not in str(exc):
+            raise
+        print(f"inferstack: {exc}", file=sys.stderr)
+        return 1
     return 0

@@ -157,3 +157,23 @@ KARPENTER_AMI_ALIASES: dict[str, str] = {
     "al2023": "al2023@v20260714",
     "bottlerocket": "bottlerocket@latest",
 }
+
+#: Container images inferstack runs itself, pinned.
+IMAGES: dict[str, str] = {
+    # Model sync Job: Python + pinned huggingface_hub/boto3 (installed at job start, versions below).
+    "model-sync": "public.ecr.aws/docker/library/python:3.12.8-slim-bookworm",
+}
+
+#: Python packages the model-sync Job installs (exact pins; hf_transfer speeds up large downloads).
+MODEL_SYNC_PACKAGES: tuple[str, ...] = ("huggingface_hub==2.4.0", "hf_transfer==0.1.9", "boto3==1.44.5")
+
+#: EKS add-ons for model storage (versions: the EKS default for the cluster version, like the core add-ons).
+STORAGE_ADDONS: dict[str, str | None] = {
+    "aws-mountpoint-s3-csi-driver": None,
+    "aws-fsx-csi-driver": None,
+}
+#: Service accounts of those add-ons that take a Pod Identity role.
+STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {
+    "aws-mountpoint-s3-csi-driver": "s3-csi-driver-sa",
+    "aws-fsx-csi-driver": "fsx-csi-controller-sa",
+}

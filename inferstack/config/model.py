@@ -14,6 +14,7 @@ from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
 from inferstack.catalog.versions import CORE_ADDONS, DEFAULT_KUBERNETES_VERSION, KUBERNETES_RELEASES
 from inferstack.config.base import StrictModel
 from inferstack.config.compute import ComputeConfig
+from inferstack.config.storage import StorageConfig
 from inferstack.config.types import (
     AccountId,
     AvailabilityZone,
@@ -25,6 +26,7 @@ from inferstack.config.types import (
     StackPrefix,
     VpcCidr,
 )
+from inferstack.config.workloads import WorkloadConfig
 
 
 class EndpointAccess(StrEnum):
@@ -236,6 +238,10 @@ class InferstackConfig(StrictModel):
     cluster: ClusterConfig = ClusterConfig()
     compute: ComputeConfig = ComputeConfig()
     """Accelerated node groups, Karpenter pools and the operators they need. Default none."""
+    storage: StorageConfig = StorageConfig()
+    """Model bucket (always), FSx for Lustre (optional)."""
+    workloads: tuple[WorkloadConfig, ...] = ()
+    """Models served on the platform. Default none."""
     acknowledge: tuple[RuleAcknowledgement, ...] = ()
     """Findings of inferstack rules accepted on purpose. Default none."""
 
@@ -257,6 +263,9 @@ class InferstackConfig(StrictModel):
             )
         for path, pool in self._zoned_pools():
             self._check_zone(path, pool.availability_zone)
+        if self.storage.fsx is not None:
+            self._check_zone("storage.fsx", self.storage.fsx.availability_zone)
+        self._check_workloads()
         if self.env.account and region and not zones:
             raise PydanticCustomError(
                 "az_required",
@@ -302,3 +311,27 @@ class InferstackConfig(StrictModel):
         if isinstance(zone, int):
             return zone
         return list(self.network.availability_zones or ()).index(zone)
+
+    def _check_workloads(self) -> None:
+        pools = {p.name for p in self.compute.pools}
+        names: set[tuple[str, str]] = set()
+        for index, workload in enumerate(self.workloads):
+            if workload.pool not in pools:
+                valid = ", ".join(sorted(pools)) or "none configured — add compute.karpenter_pools or node_groups"
+                raise PydanticCustomError(
+                    "pool",
+                    "{pool!r} is not a node group or Karpenter pool — valid: {valid}",
+                    {"pool": workload.pool, "valid": valid, "field": f"workloads[{index}].pool"},
+                )
+            key = (workload.namespace, workload.name)
+            if key in names:
+                raise PydanticCustomError(
+                    "duplicate_workload",
+                    "{ns}/{name} appears twice — workload names are unique per namespace",
+                    {"ns": key[0], "name": key[1], "field": f"workloads[{index}].name"},
+                )
+            names.add(key)
+
+    def pool(self, name: str) -> Any:
+        """The node group or Karpenter pool called ``name``."""
+        return next(p for p in self.compute.pools if p.name == name)

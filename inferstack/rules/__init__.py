@@ -9,7 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from inferstack.config.model import InferstackConfig
-from inferstack.rules import ami, efa, eks_endpoint, eks_logging, gpu_operator, karpenter_limits, placement
+from inferstack.rules import (
+    ami,
+    efa,
+    eks_endpoint,
+    eks_logging,
+    gpu_operator,
+    karpenter_limits,
+    placement,
+    storage,
+)
 from inferstack.rules.base import Finding, Rule, Severity
 
 RULES: tuple[Rule, ...] = (
@@ -20,6 +29,7 @@ RULES: tuple[Rule, ...] = (
     ami.RULE,
     gpu_operator.RULE,
     karpenter_limits.RULE,
+    *storage.RULES,
 )
 
 

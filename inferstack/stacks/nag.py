@@ -6,6 +6,9 @@ a node group role), never to a whole stack, so a new finding elsewhere still fai
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
@@ -34,6 +37,20 @@ KUBECTL_RUNTIME = (
 def add_nag(app: IConstruct) -> None:
     """Run cdk-nag's AwsSolutions pack over ``app`` at synth; any unacknowledged finding fails synth."""
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+
+
+def nag_render(value: Any) -> str:
+    """How cdk-nag prints a resolved value inside a finding id: ``<Logical.Attr>`` for ``Fn::GetAtt``,
+    ``<Logical>`` for ``Ref``, the import name for ``Fn::ImportValue``, compact JSON for other intrinsics."""
+    if isinstance(value, str):
+        return value
+    if "Fn::GetAtt" in value:
+        return f"<{'.'.join(value['Fn::GetAtt'])}>"
+    if "Ref" in value:
+        return f"<{value['Ref']}>"
+    if "Fn::ImportValue" in value:
+        return f"<{value['Fn::ImportValue']}>"
+    return json.dumps(value, separators=(",", ":"))
 
 
 def managed_policy(name: str) -> str:

@@ -11,6 +11,8 @@ from inferstack.config.model import InferstackConfig
 from inferstack.stacks.cluster import ClusterStack
 from inferstack.stacks.compute import ComputeStack
 from inferstack.stacks.network import NetworkStack
+from inferstack.stacks.storage import StorageStack
+from inferstack.stacks.workloads import WorkloadsStack
 
 PLATFORM_TAG = "inferstack:platform"
 
@@ -22,10 +24,13 @@ class Platform:
     network: NetworkStack
     cluster: ClusterStack
     compute: ComputeStack | None = None
+    storage: StorageStack | None = None
+    workloads: WorkloadsStack | None = None
 
     @property
     def stacks(self) -> list[cdk.Stack]:
-        return [s for s in (self.network, self.cluster, self.compute) if s is not None]
+        candidates = (self.network, self.cluster, self.compute, self.storage, self.workloads)
+        return [s for s in candidates if s is not None]
 
 
 def _environment(config: InferstackConfig) -> cdk.Environment | None:
@@ -64,7 +69,31 @@ def build_platform(scope: Construct, config: InferstackConfig) -> Platform:
             env=env,
             description=f"inferstack {config.name}: accelerated node groups, Karpenter pools, GPU/Neuron/EFA plugins",
         )
-    platform = Platform(network=network, cluster=cluster, compute=compute)
+    storage = None
+    if config.storage.model_bucket is not None or config.storage.fsx is not None or config.workloads:
+        storage = StorageStack(
+            scope,
+            f"{config.name}-storage",
+            config=config,
+            vpc=network.vpc,
+            cluster=cluster.cluster,
+            env=env,
+            description=f"inferstack {config.name}: model bucket, FSx for Lustre, S3/FSx CSI drivers (data retained)",
+        )
+    workloads = None
+    if config.workloads and storage is not None:
+        workloads = WorkloadsStack(
+            scope,
+            f"{config.name}-workloads",
+            config=config,
+            cluster=cluster.cluster,
+            storage=storage,
+            env=env,
+            description=f"inferstack {config.name}: workload identities and Kubernetes objects",
+        )
+        if compute is not None:
+            workloads.add_stack_dependency(compute)
+    platform = Platform(network=network, cluster=cluster, compute=compute, storage=storage, workloads=workloads)
     for stack in platform.stacks:
         cdk.Tags.of(stack).add(PLATFORM_TAG, config.name)
         for key, value in sorted(config.tags.items()):

@@ -1,0 +1,172 @@
+"""Workloads: what is served, from where, on which pool. Engine settings live next to the source."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from inferstack.catalog.models import MODELS, ModelArchitecture, near_model_ids
+from inferstack.config.base import StrictModel
+from inferstack.config.storage import check_prefix
+from inferstack.config.types import KubernetesName
+
+_HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+_IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha256:[a-f0-9]{64})$")
+
+
+class ModelSourceType(StrEnum):
+    """How the weights reach the engine (seed 000's model-loading table)."""
+
+    S3 = "s3"
+    """Run:ai streamer straight from the model bucket: no PV/PVC; default, models ≤ ~48 GB."""
+    S3_MOUNT = "s3_mount"
+    """Mountpoint for S3 CSI, ReadOnlyMany PV/PVC shared by all replicas (Ray head and workers)."""
+    FSX = "fsx"
+    """FSx for Lustre pre-cache (same AZ): the largest models."""
+    IMAGE = "image"
+    """Weights baked into the container image: tiny models, air-gapped clusters."""
+    HF = "hf"
+    """Download from Hugging Face at start into a cache volume."""
+
+
+class SecretRef(StrictModel):
+    """A key of a Kubernetes Secret in the workload's namespace (created outside inferstack)."""
+
+    name: KubernetesName
+    key: str = "token"
+
+
+class InlineArchitecture(StrictModel):
+    """Architecture of a model that is not in the catalog (numbers from its config.json)."""
+
+    params: int = Field(gt=0)
+    layers: int = Field(gt=0)
+    attention_heads: int = Field(gt=0)
+    kv_heads: int = Field(gt=0)
+    head_dim: int = Field(gt=0)
+    max_context: int = Field(gt=0)
+    shipped_weights_gib: float | None = Field(default=None, gt=0)
+    mla_latent_dim: int | None = Field(default=None, gt=0)
+    sliding_window: int | None = Field(default=None, gt=0)
+    sliding_layers: int = Field(default=0, ge=0)
+    gated: bool = False
+
+
+class ModelSource(StrictModel):
+    """Where the engine reads the weights from. Default: Run:ai streamer from ``models/<id>/<revision>/``."""
+
+    type: ModelSourceType = ModelSourceType.S3
+    prefix: str | None = None
+    """Bucket prefix (``s3``, ``s3_mount``, ``fsx``). Default ``models/<model id>/<revision>/``."""
+    image: str | None = None
+    """``image`` source: the image carrying the weights, pinned by tag or digest."""
+    path: str | None = None
+    """``image`` source: where the weights are inside the image."""
+    streamer_concurrency: int = Field(default=16, ge=1, le=64)
+    """Run:ai streamer parallel reads. Default 16."""
+    cache_size_gib: int = Field(default=100, ge=1)
+    """``hf`` source: size of the download cache volume, GiB. Default 100."""
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, value: str | None) -> str | None:
+        return None if value is None else check_prefix(value)
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        if value is not None and not _IMAGE.match(value):
+            raise PydanticCustomError("image", "not a pinned image reference — registry/repo:tag or @sha256:digest")
+        return value
+
+    @model_validator(mode="after")
+    def _image_fields(self) -> ModelSource:
+        if self.type is ModelSourceType.IMAGE and not (self.image and self.path):
+            raise PydanticCustomError(
+                "image_source", "an image source needs image and path", {"field": "image" if not self.image else "path"}
+            )
+        if self.type is not ModelSourceType.IMAGE and (self.image or self.path):
+            raise PydanticCustomError("not_image", "image and path apply to type: image only", {"field": "type"})
+        return self
+
+
+class ModelConfig(StrictModel):
+    """The model a workload serves."""
+
+    id: str
+    """Hugging Face id, e.g. ``meta-llama/Llama-3.1-8B-Instruct``."""
+    revision: str = "main"
+    """Branch, tag or commit. Pin a commit in production. Default ``main``."""
+    served_name: str | None = None
+    """Name clients put in ``model``. Default: the id."""
+    source: ModelSource = ModelSource()
+    hf_token_secret: SecretRef | None = None
+    """Secret holding a Hugging Face token (gated models; ``hf`` source and the model-sync job)."""
+    architecture: InlineArchitecture | None = None
+    """Required for models not in the catalog."""
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not _HF_ID.match(value):
+            raise PydanticCustomError("model_id", "not a Hugging Face model id — 'organization/name'")
+        return value
+
+    @model_validator(mode="after")
+    def _known(self) -> ModelConfig:
+        if self.id not in MODELS and self.architecture is None:
+            close = near_model_ids(self.id)
+            hint = f"did you mean {', '.join(close)}? or " if close else ""
+            raise PydanticCustomError(
+                "unknown_model",
+                "{id} is not in the model catalog — {hint}describe it under model.architecture",
+                {"id": self.id, "hint": hint, "field": "id"},
+            )
+        return self
+
+    @property
+    def arch(self) -> ModelArchitecture:
+        if self.architecture is None:
+            return MODELS[self.id]
+        a = self.architecture
+        return ModelArchitecture(
+            id=self.id,
+            params=a.params,
+            layers=a.layers,
+            attention_heads=a.attention_heads,
+            kv_heads=a.kv_heads,
+            head_dim=a.head_dim,
+            max_context=a.max_context,
+            shipped_weights_gib=a.shipped_weights_gib,
+            mla_latent_dim=a.mla_latent_dim,
+            sliding_window=a.sliding_window,
+            sliding_layers=a.sliding_layers,
+            gated=a.gated,
+        )
+
+    @property
+    def bucket_prefix(self) -> str:
+        return self.source.prefix or f"models/{self.id}/{self.revision}/"
+
+    @property
+    def name(self) -> str:
+        return self.served_name or self.id
+
+
+class WorkloadConfig(StrictModel):
+    """One served model: where it runs and where its weights come from."""
+
+    name: KubernetesName
+    """Deployment/Service name."""
+    namespace: KubernetesName = "inference"
+    """Default ``inference``."""
+    service_account: KubernetesName | None = None
+    """Default: the workload name. Bound (Pod Identity) to a role that can only read this model's prefix."""
+    pool: str
+    """Node group or Karpenter pool (``compute``) the pods run on."""
+    model: ModelConfig
+    sync_model: bool = True
+    """For bucket-backed sources: a Job copies the model from Hugging Face into the prefix once. Default on."""

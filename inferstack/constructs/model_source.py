@@ -1,0 +1,116 @@
+"""Model sources: one notion every workload uses. Each source yields what a serving pod needs — volumes, mounts,
+environment, engine arguments and the path or URI the engine loads."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from cdk8s_plus_36 import k8s
+
+
+class SourceKind(StrEnum):
+    S3 = "s3"
+    S3_MOUNT = "s3_mount"
+    FSX = "fsx"
+    IMAGE = "image"
+    HF = "hf"
+
+
+MODEL_MOUNT = "/models"
+HF_CACHE = "/cache/huggingface"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSourceProps:
+    """Everything a source may need; unused fields are ignored. AWS values come in as strings (or tokens)."""
+
+    kind: SourceKind
+    model_id: str
+    revision: str = "main"
+    bucket: str | None = None
+    prefix: str | None = None
+    region: str | None = None
+    claim_name: str | None = None
+    """PVC of an ``s3_mount`` / ``fsx`` volume."""
+    fsx_path: str | None = None
+    """Path of the model inside the FSx file system (``fsx``)."""
+    image_path: str | None = None
+    streamer_concurrency: int = 16
+    hf_token_secret: tuple[str, str] | None = None
+    """(Secret name, key)."""
+    hf_cache_gib: int = 100
+
+
+@dataclass
+class ModelLoading:
+    """What a pod needs to load the model: add these to its spec and pass ``model`` to the engine."""
+
+    model: str
+    """``--model`` / the positional model argument: an ``s3://`` URI, a local path or a Hugging Face id."""
+    args: list[str] = field(default_factory=list)
+    env: list[k8s.EnvVar] = field(default_factory=list)
+    volumes: list[k8s.Volume] = field(default_factory=list)
+    mounts: list[k8s.VolumeMount] = field(default_factory=list)
+    needs_aws_credentials: bool = False
+    """The pod reads S3 itself (Run:ai streamer): its service account needs the reader role."""
+
+
+def _token_env(secret: tuple[str, str] | None) -> list[k8s.EnvVar]:
+    if secret is None:
+        return []
+    name, key = secret
+    return [
+        k8s.EnvVar(
+            name="HF_TOKEN", value_from=k8s.EnvVarSource(secret_key_ref=k8s.SecretKeySelector(name=name, key=key))
+        )
+    ]
+
+
+def model_loading(props: ModelSourceProps) -> ModelLoading:
+    """The pod-side wiring of one model source."""
+    if props.kind is SourceKind.S3:
+        return ModelLoading(
+            model=f"s3://{props.bucket}/{props.prefix}",
+            args=[
+                "--load-format",
+                "runai_streamer",
+                "--model-loader-extra-config",
+                json.dumps({"concurrency": props.streamer_concurrency}, separators=(",", ":")),
+            ],
+            env=[
+                k8s.EnvVar(name="AWS_REGION", value=props.region),
+                k8s.EnvVar(name="AWS_DEFAULT_REGION", value=props.region),
+            ],
+            needs_aws_credentials=True,
+        )
+    if props.kind in (SourceKind.S3_MOUNT, SourceKind.FSX):
+        root = MODEL_MOUNT if props.kind is SourceKind.S3_MOUNT else "/fsx"
+        model = root if props.kind is SourceKind.S3_MOUNT else f"{root}{props.fsx_path}"
+        return ModelLoading(
+            model=model,
+            volumes=[
+                k8s.Volume(
+                    name="model",
+                    persistent_volume_claim=k8s.PersistentVolumeClaimVolumeSource(
+                        claim_name=props.claim_name or "", read_only=True
+                    ),
+                )
+            ],
+            mounts=[k8s.VolumeMount(name="model", mount_path=root, read_only=True)],
+        )
+    if props.kind is SourceKind.IMAGE:
+        return ModelLoading(model=props.image_path or "")
+    return ModelLoading(  # HF: download at start into an emptyDir cache
+        model=props.model_id,
+        args=["--revision", props.revision],
+        env=[k8s.EnvVar(name="HF_HOME", value=HF_CACHE), *_token_env(props.hf_token_secret)],
+        volumes=[
+            k8s.Volume(
+                name="hf-cache",
+                empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{props.hf_cache_gib}Gi")),
+            )
+        ],
+        mounts=[k8s.VolumeMount(name="hf-cache", mount_path=HF_CACHE)],
+    )

@@ -1,0 +1,134 @@
+"""ModelSyncJob: copies a Hugging Face model revision into the model bucket once (idempotent)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+
+from cdk8s_plus_36 import k8s
+from constructs import Construct
+
+from inferstack.catalog.versions import IMAGES, MODEL_SYNC_PACKAGES
+
+BATCH_PRIORITY_CLASS = "inferstack-batch"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSyncJobProps:
+    """Copy ``model_id@revision`` to ``s3://bucket/prefix``."""
+
+    name: str
+    """Base name; the Job is ``<name>-<hash of model and revision>`` so a new revision is a new Job."""
+    namespace: str
+    service_account: str
+    """Bound to a role that can write the prefix (and nothing else)."""
+    bucket: str
+    prefix: str
+    region: str
+    model_id: str
+    revision: str = "main"
+    hf_token_secret: tuple[str, str] | None = None
+    """(Secret name, key) of a Hugging Face token; required for gated models."""
+    node_selector: dict[str, str] | None = None
+    scratch_gib: int = 60
+    """Local space for the largest file of the model, GiB. Default 60."""
+
+
+class ModelSyncJob(Construct):
+    """A ConfigMap with the sync script and a Job running it: non-root, read-only root file system, no
+    privilege escalation, batch priority (never preempts serving), retried 3 times, removed a day after it ends."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: ModelSyncJobProps) -> None:
+        super().__init__(scope, construct_id)
+        digest = hashlib.sha256(f"{props.model_id}@{props.revision}:{props.prefix}".encode()).hexdigest()[:8]
+        self.job_name = f"{props.name}-{digest}"
+        script = resources.files("inferstack.constructs").joinpath("scripts/model_sync.py").read_text()
+        config_map = f"{props.name}-script"
+        k8s.KubeConfigMap(
+            self,
+            "script",
+            metadata=k8s.ObjectMeta(name=config_map, namespace=props.namespace),
+            data={"model_sync.py": script},
+        )
+        env = [
+            k8s.EnvVar(name="BUCKET", value=props.bucket),
+            k8s.EnvVar(name="PREFIX", value=props.prefix),
+            k8s.EnvVar(name="MODEL_ID", value=props.model_id),
+            k8s.EnvVar(name="REVISION", value=props.revision),
+            k8s.EnvVar(name="AWS_REGION", value=props.region),
+            k8s.EnvVar(name="AWS_DEFAULT_REGION", value=props.region),
+            k8s.EnvVar(name="HOME", value="/work"),
+            k8s.EnvVar(name="WORK_DIR", value="/work"),
+            k8s.EnvVar(name="PYTHONPATH", value="/work/site"),
+            k8s.EnvVar(name="HF_HUB_ENABLE_HF_TRANSFER", value="1"),
+        ]
+        if props.hf_token_secret:
+            secret, key = props.hf_token_secret
+            env.append(
+                k8s.EnvVar(
+                    name="HF_TOKEN",
+                    value_from=k8s.EnvVarSource(secret_key_ref=k8s.SecretKeySelector(name=secret, key=key)),
+                )
+            )
+        install = " ".join(MODEL_SYNC_PACKAGES)
+        container = k8s.Container(
+            name="sync",
+            image=IMAGES["model-sync"],
+            command=[
+                "sh",
+                "-c",
+                f"pip install --quiet --no-cache-dir --target /work/site {install} && python /scripts/model_sync.py",
+            ],
+            env=env,
+            resources=k8s.ResourceRequirements(
+                requests={"cpu": k8s.Quantity.from_string("1"), "memory": k8s.Quantity.from_string("2Gi")},
+                limits={"cpu": k8s.Quantity.from_string("2"), "memory": k8s.Quantity.from_string("4Gi")},
+            ),
+            security_context=k8s.SecurityContext(
+                run_as_non_root=True,
+                run_as_user=65534,
+                run_as_group=65534,
+                allow_privilege_escalation=False,
+                read_only_root_filesystem=True,
+                capabilities=k8s.Capabilities(drop=["ALL"]),
+            ),
+            volume_mounts=[
+                k8s.VolumeMount(name="work", mount_path="/work"),
+                k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - a pod-local emptyDir
+                k8s.VolumeMount(name="script", mount_path="/scripts", read_only=True),
+            ],
+        )
+        k8s.KubeJob(
+            self,
+            "job",
+            metadata=k8s.ObjectMeta(
+                name=self.job_name, namespace=props.namespace, labels={"app.kubernetes.io/component": "model-sync"}
+            ),
+            spec=k8s.JobSpec(
+                backoff_limit=3,
+                ttl_seconds_after_finished=86_400,
+                template=k8s.PodTemplateSpec(
+                    spec=k8s.PodSpec(
+                        service_account_name=props.service_account,
+                        restart_policy="Never",
+                        priority_class_name=BATCH_PRIORITY_CLASS,
+                        node_selector=props.node_selector,
+                        security_context=k8s.PodSecurityContext(
+                            seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
+                        ),
+                        containers=[container],
+                        volumes=[
+                            k8s.Volume(
+                                name="work",
+                                empty_dir=k8s.EmptyDirVolumeSource(
+                                    size_limit=k8s.Quantity.from_string(f"{props.scratch_gib}Gi")
+                                ),
+                            ),
+                            k8s.Volume(name="tmp", empty_dir=k8s.EmptyDirVolumeSource()),
+                            k8s.Volume(name="script", config_map=k8s.ConfigMapVolumeSource(name=config_map)),
+                        ],
+                    )
+                ),
+            ),
+        )

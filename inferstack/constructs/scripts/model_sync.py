@@ -1,0 +1,38 @@
+"""Copy one Hugging Face model revision into s3://$BUCKET/$PREFIX, once.
+
+Idempotent: a marker object ($PREFIX.inferstack-sync-complete) is written last; when it exists the job exits at
+once. Files are streamed one at a time (download, upload, delete), so local disk needs only the largest shard.
+"""
+
+import os
+import sys
+import tempfile
+
+import boto3
+from botocore.exceptions import ClientError
+from huggingface_hub import HfApi, hf_hub_download
+
+bucket, prefix = os.environ["BUCKET"], os.environ["PREFIX"]
+repo, revision = os.environ["MODEL_ID"], os.environ["REVISION"]
+token = os.environ.get("HF_TOKEN") or None
+marker = f"{prefix}.inferstack-sync-complete"
+s3 = boto3.client("s3")
+
+try:
+    s3.head_object(Bucket=bucket, Key=marker)
+    print(f"s3://{bucket}/{prefix} already holds {repo}@{revision}; nothing to do")
+    sys.exit(0)
+except ClientError as error:
+    if error.response["Error"]["Code"] not in ("404", "NoSuchKey", "NotFound"):
+        raise
+
+files = HfApi(token=token).list_repo_files(repo, revision=revision)
+print(f"copying {len(files)} files of {repo}@{revision} to s3://{bucket}/{prefix}")
+with tempfile.TemporaryDirectory(dir=os.environ.get("WORK_DIR", "/work")) as workdir:
+    for name in files:
+        local = hf_hub_download(repo, name, revision=revision, token=token, local_dir=workdir)
+        s3.upload_file(local, bucket, f"{prefix}{name}")
+        os.remove(local)
+        print(f"  {name}")
+s3.put_object(Bucket=bucket, Key=marker, Body=f"{repo}@{revision}\n".encode())
+print("done")

@@ -1,0 +1,117 @@
+"""Model storage rules: every model source has its backend, FSx is in the zone of the GPUs that read it, the
+prefix a workload reads is one its storage holds, gated models come with a token."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferstack.config.model import InferstackConfig
+from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.rules.base import Finding, Rule
+
+BACKEND = "MODEL-SOURCE-BACKEND"
+FSX_AZ = "FSX-AZ"
+PREFIX = "MODEL-PREFIX"
+HF_TOKEN = "HF-TOKEN"  # noqa: S105 - a rule id, not a secret
+_BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT)
+
+
+def _workloads(config: InferstackConfig) -> Iterator[tuple[str, WorkloadConfig]]:
+    for index, workload in enumerate(config.workloads):
+        yield f"workloads[{index}]", workload
+
+
+def check_backend(config: InferstackConfig) -> Iterator[Finding]:
+    """``s3``/``s3_mount`` need the model bucket; ``fsx`` needs ``storage.fsx``."""
+    for path, workload in _workloads(config):
+        kind = workload.model.source.type
+        if kind in _BUCKET_SOURCES and config.storage.model_bucket is None:
+            yield Finding(
+                rule=BACKEND,
+                path=f"{path}.model.source.type",
+                message=f"source {kind.value} reads the model bucket, but storage.model_bucket is null",
+                fix="restore storage.model_bucket (or set existing_bucket_name), or use an hf/image source",
+            )
+        if kind is ModelSourceType.FSX and config.storage.fsx is None:
+            yield Finding(
+                rule=BACKEND,
+                path=f"{path}.model.source.type",
+                message="source fsx needs an FSx for Lustre file system, but storage.fsx is not set",
+                fix="add storage.fsx (in the GPU pool's zone) or use source type s3 / s3_mount",
+            )
+        if kind is ModelSourceType.FSX and config.storage.model_bucket is None and workload.sync_model:
+            yield Finding(
+                rule=BACKEND,
+                path=f"{path}.sync_model",
+                message="the model-sync Job fills FSx through the model bucket, which is not configured",
+                fix="restore storage.model_bucket or set sync_model: false and load the file system yourself",
+            )
+
+
+def check_fsx_zone(config: InferstackConfig) -> Iterator[Finding]:
+    """FSx must sit in the zone of the pool whose pods mount it (Lustre is zonal; cross-AZ is slow and billed)."""
+    fsx = config.storage.fsx
+    if fsx is None:
+        return
+    fsx_zone = config.zone_index(fsx.availability_zone)
+    for path, workload in _workloads(config):
+        if workload.model.source.type is not ModelSourceType.FSX:
+            continue
+        pool = config.pool(workload.pool)
+        if pool.availability_zone is None:
+            yield Finding(
+                rule=FSX_AZ,
+                path=f"{path}.pool",
+                message=f"pool {pool.name!r} spans every zone, but FSx lives in zone {fsx_zone}",
+                fix=f"pin the pool to the file system's zone (availability_zone: {fsx_zone})",
+            )
+        elif config.zone_index(pool.availability_zone) != fsx_zone:
+            yield Finding(
+                rule=FSX_AZ,
+                path=f"{path}.pool",
+                message=f"pool {pool.name!r} is in zone {config.zone_index(pool.availability_zone)} but "
+                f"FSx is in zone {fsx_zone}",
+                fix="move storage.fsx.availability_zone or the pool so both share one zone",
+            )
+
+
+def check_prefix(config: InferstackConfig) -> Iterator[Finding]:
+    """An ``fsx`` workload can read only what the file system links from the bucket (``fsx.import_prefix``)."""
+    fsx = config.storage.fsx
+    if fsx is None:
+        return
+    for path, workload in _workloads(config):
+        prefix = workload.model.bucket_prefix
+        if workload.model.source.type is ModelSourceType.FSX and not prefix.startswith(fsx.import_prefix):
+            yield Finding(
+                rule=PREFIX,
+                path=f"{path}.model.source.prefix",
+                message=f"{prefix} is outside {fsx.import_prefix}, the only prefix FSx imports, so the "
+                "model would not exist in the file system",
+                fix=f"put the model under {fsx.import_prefix} or change storage.fsx.import_prefix",
+            )
+
+
+def check_token(config: InferstackConfig) -> Iterator[Finding]:
+    """A gated model downloaded from Hugging Face (hf source or the model-sync Job) needs a token."""
+    for path, workload in _workloads(config):
+        model = workload.model
+        downloads = model.source.type is ModelSourceType.HF or (
+            workload.sync_model and model.source.type in (*_BUCKET_SOURCES, ModelSourceType.FSX)
+        )
+        if downloads and model.arch.gated and model.hf_token_secret is None:
+            yield Finding(
+                rule=HF_TOKEN,
+                path=f"{path}.model.hf_token_secret",
+                message=f"{model.id} is gated on Hugging Face; downloading it without a token fails (401)",
+                fix="create a Secret with a token of an account that accepted the licence and set "
+                "hf_token_secret: {name: hf-token, key: token}",
+            )
+
+
+RULES = (
+    Rule(id=BACKEND, title="Every model source has its storage backend", check=check_backend),
+    Rule(id=FSX_AZ, title="FSx in the zone of the pools that mount it", check=check_fsx_zone),
+    Rule(id=PREFIX, title="Workloads read prefixes their storage holds", check=check_prefix),
+    Rule(id=HF_TOKEN, title="Gated models come with a Hugging Face token", check=check_token),
+)

@@ -1,0 +1,301 @@
+"""StorageStack: the model bucket (retained), optional FSx for Lustre in the GPU zone (retained), and the
+Mountpoint for S3 / FSx CSI drivers as EKS add-ons with Pod Identity roles.
+
+Data is never destroyed by inferstack: bucket, log bucket, key and file system carry ``DeletionPolicy: Retain``
+and ``UpdateReplacePolicy: Retain``; removing them from the config orphans them with their data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_fsx as fsx
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from inferstack.catalog.versions import STORAGE_ADDON_SERVICE_ACCOUNTS, STORAGE_ADDONS
+from inferstack.charts.workload import needs_sync
+from inferstack.config.model import InferstackConfig
+from inferstack.config.storage import BucketEncryption, FsxConfig, FsxDeploymentType, ModelBucketConfig
+from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.stacks.nag import acknowledge, nag_render
+
+POD_IDENTITY = "pods.eks.amazonaws.com"
+LOG_BUCKET_NO_LOGS = "This bucket receives the model bucket's server access logs; logging it to itself would loop"
+MOUNTPOINT_READS_BUCKET = (
+    "The Mountpoint CSI driver mounts any model prefix of the model bucket for s3_mount workloads (driver-level "
+    "credentials); it can only list and read (mounts are read-only), in this one bucket"
+)
+FSX_DESCRIBE = (
+    "Volumes are statically provisioned (no create/delete rights): the FSx CSI controller only describes file "
+    "systems, an action that supports no resource-level permissions"
+)
+PREFIX_WILDCARD = (
+    "Object access is limited to this model's bucket prefix (<prefix>*): the objects under it are not known "
+    "at synth time"
+)
+FSX_LINKED_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/*"
+
+
+@dataclass
+class WorkloadRoles:
+    """Pod Identity roles of one workload (None where its source needs none)."""
+
+    reader: iam.Role | None = None
+    sync: iam.Role | None = None
+
+
+def pod_identity_role(scope: Construct, construct_id: str, description: str) -> iam.Role:
+    """An IAM role EKS Pod Identity can hand to a service account (AssumeRole + TagSession)."""
+    return iam.Role(
+        scope,
+        construct_id,
+        description=description,
+        assumed_by=iam.SessionTagsPrincipal(iam.ServicePrincipal(POD_IDENTITY)),
+    )
+
+
+class StorageStack(cdk.Stack):
+    """Model storage for the platform of ``config`` (bucket, FSx, CSI drivers). See the module docstring."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: InferstackConfig,
+        vpc: ec2.IVpc,
+        cluster: eks.Cluster,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.config = config
+        self.cluster = cluster
+        storage = config.storage
+        self.bucket_key: kms.IKey | None = None
+        self.bucket: s3.IBucket | None = None
+        if storage.model_bucket is not None:
+            self.bucket = self._model_bucket(storage.model_bucket)
+        self.file_system: fsx.LustreFileSystem | None = None
+        if storage.fsx is not None:
+            self.file_system = self._file_system(storage.fsx, vpc)
+        self.workload_roles: dict[tuple[str, str], WorkloadRoles] = {}
+        if self.bucket is not None:
+            for workload in config.workloads:
+                self.workload_roles[(workload.namespace, workload.name)] = self._workload_roles(workload)
+        self.addons: dict[str, eks.Addon] = {}
+        if self.bucket is not None:
+            role = self._csi_addon("aws-mountpoint-s3-csi-driver", self._mountpoint_statements())
+            objects = nag_render(self.resolve(self.bucket.bucket_arn))
+            acknowledge(role, "IAM5", MOUNTPOINT_READS_BUCKET, (f"Resource::{objects}/*",))
+        if self.file_system is not None:
+            self._csi_addon(
+                "aws-fsx-csi-driver", [iam.PolicyStatement(actions=["fsx:DescribeFileSystems"], resources=["*"])]
+            )
+
+    # -- bucket --------------------------------------------------------------------------------------------------
+    def _model_bucket(self, config: ModelBucketConfig) -> s3.IBucket:
+        if config.existing_bucket_name:
+            return s3.Bucket.from_bucket_name(self, "ModelBucket", config.existing_bucket_name)
+        logs = None
+        if config.access_logs:
+            logs = s3.Bucket(
+                self,
+                "AccessLogs",
+                encryption=s3.BucketEncryption.S3_MANAGED,  # server access log delivery supports SSE-S3 only
+                enforce_ssl=True,
+                block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+                # Object ownership left to CDK: log delivery by bucket policy (feature flag) or by ACL.
+                removal_policy=cdk.RemovalPolicy.RETAIN,
+                lifecycle_rules=[s3.LifecycleRule(expiration=cdk.Duration.days(365))],
+            )
+            acknowledge(logs, "S1", LOG_BUCKET_NO_LOGS)
+        encryption: dict[str, Any] = {"encryption": s3.BucketEncryption.S3_MANAGED}
+        if config.encryption is BucketEncryption.KMS:
+            self.bucket_key = kms.Key(
+                self,
+                "ModelBucketKey",
+                enable_key_rotation=True,
+                description="Encrypts the inferstack model bucket",
+                removal_policy=cdk.RemovalPolicy.RETAIN,
+            )
+            encryption = {
+                "encryption": s3.BucketEncryption.KMS,
+                "encryption_key": self.bucket_key,
+                "bucket_key_enabled": True,
+            }
+        return s3.Bucket(
+            self,
+            "ModelBucket",
+            bucket_name=config.bucket_name,
+            enforce_ssl=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            versioned=True,
+            server_access_logs_bucket=logs,
+            server_access_logs_prefix="model-bucket/" if logs else None,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    noncurrent_version_expiration=cdk.Duration.days(config.noncurrent_version_days),
+                    abort_incomplete_multipart_upload_after=cdk.Duration.days(7),
+                )
+            ],
+            **encryption,
+        )
+
+    def _workload_roles(self, workload: WorkloadConfig) -> WorkloadRoles:
+        """Reader role (server pods streaming from S3) and writer role (model-sync Job), both limited to the
+        workload's model prefix."""
+        prefix, key = workload.model.bucket_prefix, f"{workload.namespace}-{workload.name}"
+        roles = WorkloadRoles()
+        objects = f"Resource::{nag_render(self.resolve(self.bucket.bucket_arn))}/{prefix}*"  # type: ignore[union-attr]
+        if workload.model.source.type is ModelSourceType.S3:
+            roles.reader = pod_identity_role(self, f"Reader-{key}", f"Reads s3 prefix {prefix} for {key}")
+            self.grant_read(roles.reader, prefix)
+            acknowledge(roles.reader, "IAM5", PREFIX_WILDCARD, (objects,))
+        if needs_sync(workload):
+            roles.sync = pod_identity_role(self, f"Sync-{key}", f"Writes s3 prefix {prefix} for the sync of {key}")
+            self.grant_read_write(roles.sync, prefix)
+            acknowledge(roles.sync, "IAM5", PREFIX_WILDCARD, (objects,))
+        return roles
+
+    def grant_read(self, role: iam.IRole, prefix: str) -> None:
+        """Let ``role`` list and read objects under ``prefix`` only (and decrypt them)."""
+        self._grant(role, prefix, ["s3:GetObject"], ["kms:Decrypt"])
+
+    def grant_read_write(self, role: iam.IRole, prefix: str) -> None:
+        """Let ``role`` list, read and write objects under ``prefix`` only (and encrypt/decrypt them)."""
+        self._grant(
+            role,
+            prefix,
+            ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
+            ["kms:Decrypt", "kms:GenerateDataKey"],
+        )
+
+    def _grant(self, role: iam.IRole, prefix: str, object_actions: list[str], key_actions: list[str]) -> None:
+        assert self.bucket is not None
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=object_actions, resources=[self.bucket.arn_for_objects(f"{prefix}*")])
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:ListBucket"],
+                resources=[self.bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+            )
+        )
+        if self.bucket_key is not None:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=key_actions,
+                    resources=[self.bucket_key.key_arn],
+                    conditions={"StringEquals": {"kms:ViaService": f"s3.{cdk.Aws.REGION}.amazonaws.com"}},
+                )
+            )
+
+    def _mountpoint_statements(self) -> list[iam.PolicyStatement]:
+        assert self.bucket is not None
+        statements = [
+            iam.PolicyStatement(actions=["s3:ListBucket"], resources=[self.bucket.bucket_arn]),
+            iam.PolicyStatement(actions=["s3:GetObject"], resources=[self.bucket.arn_for_objects("*")]),
+        ]
+        if self.bucket_key is not None:
+            statements.append(iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self.bucket_key.key_arn]))
+        return statements
+
+    # -- FSx for Lustre ------------------------------------------------------------------------------------------
+    def _file_system(self, config: FsxConfig, vpc: ec2.IVpc) -> fsx.LustreFileSystem:
+        subnet = vpc.private_subnets[self.config.zone_index(config.availability_zone)]
+        group = ec2.SecurityGroup(
+            self,
+            "FsxSecurityGroup",
+            vpc=vpc,
+            allow_all_outbound=True,
+            description="FSx for Lustre: Lustre traffic from cluster nodes and itself",
+        )
+        nodes = ec2.Peer.security_group_id(self.cluster.cluster_security_group_id)
+        for peer, who in ((nodes, "cluster nodes"), (group, "itself")):
+            group.add_ingress_rule(peer, ec2.Port.tcp(988), f"Lustre from {who}")
+            group.add_ingress_rule(peer, ec2.Port.tcp_range(1018, 1023), f"Lustre from {who}")
+        persistent = config.deployment_type is FsxDeploymentType.PERSISTENT_2
+        lustre: dict[str, Any] = {
+            "deployment_type": fsx.LustreDeploymentType[config.deployment_type.value],
+            "data_compression_type": fsx.LustreDataCompressionType.LZ4,
+        }
+        if persistent:
+            lustre["per_unit_storage_throughput"] = config.throughput_per_unit_mib
+        elif self.bucket is not None:
+            lustre["import_path"] = f"s3://{self.bucket.bucket_name}/{config.import_prefix}"
+        file_system = fsx.LustreFileSystem(
+            self,
+            "FileSystem",
+            vpc=vpc,
+            vpc_subnet=subnet,
+            storage_capacity_gib=config.storage_capacity_gib,
+            lustre_configuration=fsx.LustreConfiguration(**lustre),
+            file_system_type_version=fsx.FileSystemTypeVersion.V_2_15,
+            security_group=group,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
+        if persistent and self.bucket is not None:
+            fsx.CfnDataRepositoryAssociation(
+                self,
+                "ModelRepository",
+                file_system_id=file_system.file_system_id,
+                data_repository_path=f"s3://{self.bucket.bucket_name}/{config.import_prefix}",
+                file_system_path=config.file_system_path,
+                batch_import_meta_data_on_create=True,
+                s3=fsx.CfnDataRepositoryAssociation.S3Property(
+                    auto_import_policy=fsx.CfnDataRepositoryAssociation.AutoImportPolicyProperty(
+                        events=["NEW", "CHANGED", "DELETED"]
+                    )
+                ),
+            )
+        if self.bucket_key is not None:
+            # FSx reads the bucket through its S3 service-linked role, which must be able to decrypt.
+            self.bucket_key.add_to_resource_policy(
+                iam.PolicyStatement(
+                    sid="AllowFsxDataRepositoryAccess",
+                    principals=[iam.AnyPrincipal()],
+                    actions=["kms:Decrypt", "kms:GenerateDataKey"],
+                    resources=["*"],
+                    conditions={
+                        "StringEquals": {
+                            "aws:PrincipalAccount": cdk.Aws.ACCOUNT_ID,
+                            "kms:ViaService": f"s3.{cdk.Aws.REGION}.amazonaws.com",
+                        },
+                        "ArnLike": {
+                            "aws:PrincipalArn": f"arn:{cdk.Aws.PARTITION}:iam::{cdk.Aws.ACCOUNT_ID}:role/"
+                            f"{FSX_LINKED_ROLE}"
+                        },
+                    },
+                )
+            )
+        return file_system
+
+    # -- CSI add-ons ---------------------------------------------------------------------------------------------
+    def _csi_addon(self, name: str, statements: list[iam.PolicyStatement]) -> iam.Role:
+        role = pod_identity_role(self, f"Role-{name}", f"{name} add-on of EKS cluster {self.config.cluster_name}")
+        for statement in statements:
+            role.add_to_principal_policy(statement)
+        addon = eks.Addon(
+            self,
+            f"Addon-{name}",
+            cluster=self.cluster,
+            addon_name=name,
+            addon_version=STORAGE_ADDONS[name],
+            preserve_on_delete=False,
+        )
+        addon.node.default_child.add_property_override(  # type: ignore[union-attr]
+            "PodIdentityAssociations",
+            [{"ServiceAccount": STORAGE_ADDON_SERVICE_ACCOUNTS[name], "RoleArn": role.role_arn}],
+        )
+        self.addons[name] = addon
+        return role
