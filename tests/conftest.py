@@ -74,3 +74,15 @@ def neuron_app() -> Synthesized:
 def gpu_mixed_app() -> Synthesized:
     """examples/gpu-mixed.yaml: g6e and p4d Karpenter pools."""
     return _example("gpu-mixed")
+
+
+@pytest.fixture(scope="session")
+def s3_mount_app() -> Synthesized:
+    """examples/s3-mount-ray.yaml: a Mountpoint PV/PVC workload with a model-sync Job."""
+    return _example("s3-mount-ray")
+
+
+@pytest.fixture(scope="session")
+def fsx_app() -> Synthesized:
+    """examples/fsx-large-model.yaml: FSx for Lustre in the p5en group's zone."""
+    return _example("fsx-large-model")

@@ -95,9 +95,10 @@ class StorageStack(cdk.Stack):
             objects = nag_render(self.resolve(self.bucket.bucket_arn))
             acknowledge(role, "IAM5", MOUNTPOINT_READS_BUCKET, (f"Resource::{objects}/*",))
         if self.file_system is not None:
-            self._csi_addon(
+            role = self._csi_addon(
                 "aws-fsx-csi-driver", [iam.PolicyStatement(actions=["fsx:DescribeFileSystems"], resources=["*"])]
             )
+            acknowledge(role, "IAM5", FSX_DESCRIBE, ("Resource::*",))
 
     # -- bucket --------------------------------------------------------------------------------------------------
     def _model_bucket(self, config: ModelBucketConfig) -> s3.IBucket:

@@ -1,0 +1,71 @@
+"""The model-sync script against a fake S3 (moto) and a fake Hugging Face hub: copies every file once, writes the
+marker last, and does nothing the second time."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+import types
+from importlib import resources
+from pathlib import Path
+
+import boto3
+import pytest
+from moto import mock_aws
+
+SCRIPT = resources.files("inferstack.constructs").joinpath("scripts/model_sync.py")
+FILES = {"config.json": b"{}", "model-00001-of-00002.safetensors": b"a" * 1000, "tokenizer.json": b"{}"}
+
+
+@pytest.fixture
+def fake_hub(monkeypatch, tmp_path):
+    calls: list[str] = []
+    module = types.ModuleType("huggingface_hub")
+
+    class HfApi:
+        def __init__(self, token=None):
+            self.token = token
+
+        def list_repo_files(self, repo, revision):
+            assert (repo, revision) == ("org/model", "abc123")
+            return list(FILES)
+
+    def hf_hub_download(repo, name, revision, token, local_dir):
+        calls.append(name)
+        path = Path(local_dir) / name
+        path.write_bytes(FILES[name])
+        return str(path)
+
+    module.HfApi, module.hf_hub_download = HfApi, hf_hub_download
+    monkeypatch.setitem(sys.modules, "huggingface_hub", module)
+    for key, value in {
+        "BUCKET": "models",
+        "PREFIX": "models/org/model/abc123/",
+        "MODEL_ID": "org/model",
+        "REVISION": "abc123",
+        "WORK_DIR": str(tmp_path),
+        "AWS_DEFAULT_REGION": "us-west-2",
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+    }.items():
+        monkeypatch.setenv(key, value)
+    return calls
+
+
+@mock_aws
+def test_copies_every_file_then_the_marker_and_is_idempotent(fake_hub):
+    s3 = boto3.client("s3", region_name="us-west-2")
+    s3.create_bucket(Bucket="models", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket="models")["Contents"]}
+    prefix = "models/org/model/abc123/"
+    assert keys == {prefix + name for name in FILES} | {prefix + ".inferstack-sync-complete"}
+    assert (
+        s3.get_object(Bucket="models", Key=prefix + "model-00001-of-00002.safetensors")["Body"].read()
+        == (FILES["model-00001-of-00002.safetensors"])
+    )
+    assert sorted(fake_hub) == sorted(FILES)
+    with pytest.raises(SystemExit) as done:
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+    assert done.value.code == 0
+    assert sorted(fake_hub) == sorted(FILES)  # nothing downloaded the second time
