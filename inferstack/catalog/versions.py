@@ -177,3 +177,12 @@ STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {
     "aws-mountpoint-s3-csi-driver": "s3-csi-driver-sa",
     "aws-fsx-csi-driver": "fsx-csi-controller-sa",
 }
+
+#: Serving engine images (pinned). vLLM 0.19 is the version the sizing model is calibrated against.
+ENGINE_IMAGES: dict[str, str] = {
+    "vllm-gpu": "vllm/vllm-openai:v0.19.0",
+    # AWS Neuron DLC with vLLM + the Neuron plugin (NxD Inference), Neuron SDK 2.26.
+    "vllm-neuron": "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.10.2-neuronx-py310-sdk2.26.0-ubuntu22.04",
+    # Copies pre-compiled Neuron artifacts from S3 before the server starts.
+    "aws-cli": "public.ecr.aws/aws-cli/aws-cli:2.27.50",
+}

@@ -10,6 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.models import MODELS, ModelArchitecture, near_model_ids
 from inferstack.config.base import StrictModel
+from inferstack.config.engine import AutoscalingConfig, ResourcesConfig, VllmEngineConfig
 from inferstack.config.storage import check_prefix
 from inferstack.config.types import KubernetesName
 
@@ -170,3 +171,16 @@ class WorkloadConfig(StrictModel):
     model: ModelConfig
     sync_model: bool = True
     """For bucket-backed sources: a Job copies the model from Hugging Face into the prefix once. Default on."""
+    engine: VllmEngineConfig = VllmEngineConfig()
+    """vLLM settings."""
+    replicas: int = Field(default=1, ge=0)
+    """Replicas when not autoscaled. Default 1."""
+    autoscaling: AutoscalingConfig | None = None
+    """Scale on queue depth. Default off."""
+    resources: ResourcesConfig = ResourcesConfig()
+    efa: bool = False
+    """Request every EFA device of the node (``vpc.amazonaws.com/efa``): for KV transfer between nodes."""
+    startup_timeout_seconds: int | None = Field(default=None, ge=60)
+    """How long the startup probe waits for the model to load. Default: estimated from model size and source."""
+    monitoring: bool = True
+    """A PodMonitor for Prometheus (vLLM ``/metrics``). Default on."""

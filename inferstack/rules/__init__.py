@@ -17,6 +17,7 @@ from inferstack.rules import (
     gpu_operator,
     karpenter_limits,
     placement,
+    serving,
     storage,
 )
 from inferstack.rules.base import Finding, Rule, Severity
@@ -30,6 +31,7 @@ RULES: tuple[Rule, ...] = (
     gpu_operator.RULE,
     karpenter_limits.RULE,
     *storage.RULES,
+    *serving.RULES,
 )
 
 

@@ -1,0 +1,179 @@
+"""vLLM engine settings as typed fields (never a free-form argument string), plus scaling and resources."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from inferstack.config.base import StrictModel
+
+_FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*(=.*)?$")
+#: Flags inferstack sets from typed fields: passing them through extra_args would contradict those fields.
+MANAGED_FLAGS = frozenset(
+    {
+        "--model",
+        "--tensor-parallel-size",
+        "--pipeline-parallel-size",
+        "--gpu-memory-utilization",
+        "--max-model-len",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--dtype",
+        "--quantization",
+        "--kv-cache-dtype",
+        "--enable-prefix-caching",
+        "--no-enable-prefix-caching",
+        "--load-format",
+        "--served-model-name",
+        "--port",
+        "--device",
+        "--tool-call-parser",
+        "--enable-auto-tool-choice",
+        "--kv-transfer-config",
+    }
+)
+
+
+class Dtype(StrEnum):
+    AUTO = "auto"
+    BFLOAT16 = "bfloat16"
+    FLOAT16 = "float16"
+
+
+class Quantization(StrEnum):
+    FP8 = "fp8"
+    AWQ = "awq"
+    GPTQ = "gptq"
+
+
+class KvCacheDtype(StrEnum):
+    AUTO = "auto"
+    FP8 = "fp8"
+    FP8_E4M3 = "fp8_e4m3"
+    FP8_E5M2 = "fp8_e5m2"
+
+
+class ToolCallingConfig(StrictModel):
+    """OpenAI-style tool calling (``--enable-auto-tool-choice --tool-call-parser …``)."""
+
+    parser: str | None = None
+    """vLLM tool-call parser. Default: the model family's parser from the catalog (``mistral``, ``llama3_json``,
+    ``hermes``…)."""
+
+
+class LmCacheConfig(StrictModel):
+    """LMCache KV tiering to CPU memory (``LMCacheConnectorV1``, ``kv_both``)."""
+
+    cpu_cache_gib: float = Field(default=20, gt=0)
+    """CPU memory for offloaded KV, GiB (added to the pod's memory request). Default 20."""
+    chunk_size: int = Field(default=256, ge=16)
+    """Tokens per cached chunk. Default 256."""
+
+
+class VllmEngineConfig(StrictModel):
+    """vLLM serving options. Defaults are vLLM's unless stated."""
+
+    image: str | None = None
+    """Engine image. Default: the catalog's vLLM image for the pool's accelerator (GPU or Neuron)."""
+    gpu_memory_utilization: float = Field(default=0.90, gt=0, le=0.98)
+    """Fraction of accelerator memory vLLM may use (weights + activations + KV cache). Default 0.90."""
+    max_model_len: int = Field(default=8192, ge=16)
+    """Longest sequence (prompt + output), tokens. Default 8192 (not the model's maximum: that rarely fits)."""
+    tensor_parallel_size: int = Field(default=1, ge=1, le=64)
+    """Accelerators (GPUs; NeuronCores on Neuron) one replica spans. Default 1."""
+    pipeline_parallel_size: int = Field(default=1, ge=1, le=16)
+    """Pipeline stages. Default 1."""
+    dtype: Dtype = Dtype.AUTO
+    quantization: Quantization | None = None
+    """Quantize weights at load. Default none (the checkpoint as shipped)."""
+    kv_cache_dtype: KvCacheDtype = KvCacheDtype.AUTO
+    """``fp8`` halves KV memory (doubles the tokens that fit). Default auto (the model dtype)."""
+    max_num_seqs: int = Field(default=256, ge=1)
+    """Concurrent sequences per replica. Default 256."""
+    max_num_batched_tokens: int = Field(default=8192, ge=16)
+    """Tokens per engine step (chunked prefill budget). Default 8192."""
+    enable_prefix_caching: bool = True
+    """Automatic prefix caching. Default on."""
+    enable_chunked_prefill: bool | None = None
+    """Default: vLLM's (on with the V1 engine)."""
+    enforce_eager: bool = False
+    """Disable CUDA graphs (required by LMCache with the FlashInfer backend). Default off."""
+    tool_calling: ToolCallingConfig | None = None
+    """Enable tool calling. Default off."""
+    lmcache: LmCacheConfig | None = None
+    """LMCache KV tiering. Default off."""
+    extra_args: tuple[str, ...] = ()
+    """Further vLLM flags (``--flag`` or ``--flag=value`` items, values as separate items are accepted)."""
+
+    @field_validator("extra_args")
+    @classmethod
+    def _flags(cls, args: tuple[str, ...]) -> tuple[str, ...]:
+        for arg in args:
+            flag = arg.split("=", 1)[0]
+            if flag in MANAGED_FLAGS:
+                raise PydanticCustomError(
+                    "managed_flag",
+                    "{flag} is set by a typed field of engine — use that field instead",
+                    {"flag": flag},
+                )
+        return args
+
+    @model_validator(mode="after")
+    def _consistent(self) -> VllmEngineConfig:
+        if self.lmcache is not None and not self.enforce_eager:
+            raise PydanticCustomError(
+                "lmcache_eager",
+                "LMCache runs with the FlashInfer backend, which needs enforce_eager: true",
+                {"field": "enforce_eager"},
+            )
+        if self.max_num_batched_tokens < self.max_model_len and self.enable_chunked_prefill is False:
+            raise PydanticCustomError(
+                "batched_tokens",
+                "below max_model_len ({len}) needs chunked prefill — enable it or raise the budget",
+                {"len": self.max_model_len, "field": "max_num_batched_tokens"},
+            )
+        return self
+
+
+class AutoscalerKind(StrEnum):
+    KEDA = "keda"
+    """KEDA ScaledObject on ``vllm:num_requests_waiting`` (Prometheus). Default."""
+    HPA = "hpa"
+    """HorizontalPodAutoscaler on the pods metric ``vllm:num_requests_waiting`` (needs a metrics adapter)."""
+
+
+class AutoscalingConfig(StrictModel):
+    """Scale replicas on queue depth."""
+
+    kind: AutoscalerKind = AutoscalerKind.KEDA
+    min_replicas: int = Field(default=1, ge=0)
+    """0 allows scale-to-zero (KEDA only). Default 1."""
+    max_replicas: int = Field(default=4, ge=1)
+    target_waiting_requests: int = Field(default=5, ge=1)
+    """Waiting requests per replica that trigger a scale-out. Default 5."""
+    prometheus_url: str = "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
+    """Prometheus KEDA queries (kube-prometheus-stack default service)."""
+
+    @model_validator(mode="after")
+    def _range(self) -> AutoscalingConfig:
+        if self.min_replicas > self.max_replicas:
+            raise PydanticCustomError("replicas", "min_replicas must be ≤ max_replicas", {"field": "min_replicas"})
+        if self.min_replicas == 0 and self.kind is AutoscalerKind.HPA:
+            raise PydanticCustomError(
+                "hpa_zero", "an HPA cannot scale to zero — use kind: keda", {"field": "min_replicas"}
+            )
+        return self
+
+
+class ResourcesConfig(StrictModel):
+    """CPU and memory per serving pod. Accelerators follow from the engine's parallelism."""
+
+    cpu: float | None = Field(default=None, gt=0)
+    """vCPUs. Default: the accelerators' share of the smallest instance in the pool, minus system headroom."""
+    memory_gib: float | None = Field(default=None, gt=0)
+    """GiB. Default: the accelerators' share of the smallest instance's memory, minus headroom."""
+    shm_gib: float = Field(default=8, gt=0)
+    """``/dev/shm`` (memory-backed), GiB: NCCL and the tokenizer pool need it. Default 8."""

@@ -1,0 +1,190 @@
+"""What a serving pod asks the scheduler for, and what a node of a pool can give: the shared model of the
+scheduling rules and the VllmServer construct (both derive requests from here, so they cannot disagree)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from inferstack.catalog.instances import AcceleratorKind, InstanceType
+from inferstack.catalog.kubernetes import (
+    ACCELERATOR_LABEL,
+    ACCELERATOR_RESOURCE,
+    ACCELERATOR_TAINT_KEY,
+    EFA_LABEL,
+    EFA_RESOURCE,
+    POOL_LABEL,
+)
+from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
+from inferstack.config.model import InferstackConfig
+from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+
+#: CPU the kubelet reservation and node DaemonSets (CNI, kube-proxy, device plugins, DCGM, NFD) take, vCPU.
+NODE_CPU_OVERHEAD = 1.0
+#: Memory they take: fixed part (GiB) and the kubelet's share of the node.
+NODE_MEMORY_OVERHEAD_GIB = 1.5
+NODE_MEMORY_OVERHEAD_FRACTION = 0.05
+
+#: Conservative sustained read rates per source, GiB/s (model load before the engine is ready).
+LOAD_GIB_PER_SECOND = {
+    ModelSourceType.S3: 1.0,  # Run:ai streamer, 16 concurrent ranged reads
+    ModelSourceType.S3_MOUNT: 0.4,  # Mountpoint, first read through FUSE
+    ModelSourceType.FSX: 1.0,  # Lustre, PERSISTENT_2
+    ModelSourceType.IMAGE: 2.0,  # local disk after the image pull
+    ModelSourceType.HF: 0.1,  # internet download through NAT
+}
+#: Engine start besides reading weights: CUDA graphs, profiling, warm-up (GPU); graph load (Neuron, pre-compiled).
+ENGINE_START_SECONDS = {AcceleratorKind.NVIDIA: 180, AcceleratorKind.NEURON: 600, AcceleratorKind.NONE: 120}
+STARTUP_SAFETY = 2.0
+
+
+def allocatable_cpu(instance: InstanceType) -> float:
+    return instance.vcpu - NODE_CPU_OVERHEAD
+
+
+def allocatable_memory_gib(instance: InstanceType) -> float:
+    return instance.memory_gib * (1 - NODE_MEMORY_OVERHEAD_FRACTION) - NODE_MEMORY_OVERHEAD_GIB
+
+
+def pool_instances(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> list[InstanceType]:
+    if isinstance(pool, KarpenterPoolConfig):
+        return pool.instances
+    return [pool.instance]
+
+
+def pool_labels(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> dict[str, str]:
+    labels = {POOL_LABEL: pool.name, **pool.labels}
+    if pool.accelerator is not AcceleratorKind.NONE:
+        labels[ACCELERATOR_LABEL] = pool.accelerator.value
+    if pool.efa:
+        labels[EFA_LABEL] = "true"
+    return labels
+
+
+def pool_taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> set[str]:
+    taints = {t.key for t in pool.taints if t.effect != "PreferNoSchedule"}
+    if pool.accelerator is not AcceleratorKind.NONE:
+        taints.add(ACCELERATOR_TAINT_KEY[pool.accelerator])
+    return taints
+
+
+@dataclass(frozen=True, kw_only=True)
+class PodPlan:
+    """Resources, placement and probes of one serving pod."""
+
+    accelerator: AcceleratorKind
+    accelerators: int
+    """Devices requested (GPUs, or Neuron devices) — requests equal limits."""
+    neuron_cores: int
+    cpu: float
+    memory_gib: float
+    efa: int
+    node_selector: dict[str, str]
+    tolerations: frozenset[str]
+    startup_seconds: int
+    limits: dict[str, str] = field(default_factory=dict)
+    requests: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def accelerator_resource(self) -> str | None:
+        return ACCELERATOR_RESOURCE.get(self.accelerator)
+
+
+def accelerators_for(workload: WorkloadConfig, accelerator: AcceleratorKind, cores_per_device: int) -> int:
+    """Devices one replica needs: TP × PP GPUs, or TP × PP NeuronCores' worth of Neuron devices."""
+    parallel = workload.engine.tensor_parallel_size * workload.engine.pipeline_parallel_size
+    if accelerator is AcceleratorKind.NEURON:
+        return math.ceil(parallel / max(cores_per_device, 1))
+    return parallel if accelerator is AcceleratorKind.NVIDIA else 0
+
+
+def host_instance(instances: list[InstanceType], accelerators: int) -> InstanceType | None:
+    """The smallest instance of the pool that holds ``accelerators`` devices (by devices, then vCPU)."""
+    fitting = [t for t in instances if t.accelerator_count >= accelerators]
+    return min(fitting, key=lambda t: (t.accelerator_count, t.vcpu, t.name)) if fitting else None
+
+
+def startup_seconds(workload: WorkloadConfig, accelerator: AcceleratorKind) -> int:
+    """Estimated time from container start to ready, times a safety factor."""
+    weights = workload.model.arch.weights_gib
+    load = weights / LOAD_GIB_PER_SECOND[workload.model.source.type]
+    return int(math.ceil((load + ENGINE_START_SECONDS[accelerator]) * STARTUP_SAFETY / 60) * 60)
+
+
+def pod_plan(config: InferstackConfig, workload: WorkloadConfig) -> PodPlan:
+    """The pod one replica of ``workload`` runs as, on its pool."""
+    pool = config.pool(workload.pool)
+    instances = pool_instances(pool)
+    accelerator = pool.accelerator
+    cores = instances[0].neuron_cores_per_device if accelerator is AcceleratorKind.NEURON else 0
+    devices = accelerators_for(workload, accelerator, cores)
+    host = host_instance(instances, devices) or max(instances, key=lambda t: t.accelerator_count)
+    share = devices / host.accelerator_count if host.accelerator_count else 1.0
+    resources = workload.resources
+    cpu = resources.cpu or max(1.0, math.floor(allocatable_cpu(host) * share))
+    memory = resources.memory_gib or max(2.0, math.floor(allocatable_memory_gib(host) * share * 0.9))
+    if workload.engine.lmcache is not None and resources.memory_gib is None:
+        memory = max(memory, workload.engine.lmcache.cpu_cache_gib + 16)
+    efa = host.max_efa_interfaces if workload.efa else 0
+    selector = {POOL_LABEL: pool.name}
+    tolerations = frozenset(pool_taints(pool))
+    requests = {"cpu": _cpu(cpu), "memory": f"{memory:g}Gi"}
+    limits = {"memory": f"{memory:g}Gi"}
+    resource = ACCELERATOR_RESOURCE.get(accelerator)
+    if resource and devices:
+        requests[resource] = limits[resource] = str(devices)
+    if efa:
+        requests[EFA_RESOURCE] = limits[EFA_RESOURCE] = str(efa)
+    return PodPlan(
+        accelerator=accelerator,
+        accelerators=devices,
+        neuron_cores=devices * cores,
+        cpu=cpu,
+        memory_gib=memory,
+        efa=efa,
+        node_selector=selector,
+        tolerations=tolerations,
+        startup_seconds=workload.startup_timeout_seconds or startup_seconds(workload, accelerator),
+        requests=requests,
+        limits=limits,
+    )
+
+
+def _cpu(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{int(value * 1000)}m"
+
+
+def fits_node(plan: PodPlan, pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> tuple[bool, str]:
+    """Whether some node of ``pool`` can run the pod; when not, why (the first reason that blocks it)."""
+    labels = pool_labels(pool)
+    missing = {k: v for k, v in plan.node_selector.items() if labels.get(k) != v}
+    if missing:
+        return False, f"its nodes lack the labels {missing}"
+    untolerated = pool_taints(pool) - plan.tolerations
+    if untolerated:
+        return False, f"the pod does not tolerate taints {', '.join(sorted(untolerated))}"
+    if plan.accelerator is not pool.accelerator and plan.accelerators:
+        return False, f"it offers {pool.accelerator.value} nodes, the pod needs {plan.accelerator.value}"
+    instances = pool_instances(pool)
+    best = max(instances, key=lambda t: t.accelerator_count)
+    if plan.accelerators > best.accelerator_count:
+        return False, (
+            f"it offers at most {best.accelerator_count} {plan.accelerator_resource} per node "
+            f"({best.name}), the pod requests {plan.accelerators}"
+        )
+    hosts = [t for t in instances if t.accelerator_count >= plan.accelerators]
+    for instance in hosts:
+        if (
+            plan.cpu <= allocatable_cpu(instance)
+            and plan.memory_gib <= allocatable_memory_gib(instance)
+            and plan.efa <= instance.max_efa_interfaces
+        ):
+            return True, instance.name
+    biggest = max(hosts, key=lambda t: (t.vcpu, t.memory_gib))
+    if plan.efa > biggest.max_efa_interfaces:
+        return False, f"its nodes have at most {biggest.max_efa_interfaces} EFA devices, the pod requests {plan.efa}"
+    return False, (
+        f"the pod requests {plan.cpu:g} vCPU / {plan.memory_gib:g} GiB; the largest node that holds its "
+        f"accelerators ({biggest.name}) can give {allocatable_cpu(biggest):g} vCPU / "
+        f"{allocatable_memory_gib(biggest):.0f} GiB"
+    )

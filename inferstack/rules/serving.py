@@ -1,0 +1,292 @@
+"""Serving rules: the model fits the accelerators, the parallelism fits a node and the model, the pod fits a
+pool, probes wait long enough, accelerators are limited. Each finding names the field and a configuration that
+would work."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferstack.catalog.instances import AcceleratorKind, InstanceType
+from inferstack.config.model import InferstackConfig
+from inferstack.config.placement import (
+    PodPlan,
+    fits_node,
+    pod_plan,
+    pool_instances,
+    startup_seconds,
+)
+from inferstack.config.workloads import WorkloadConfig
+from inferstack.rules.base import Finding, Rule
+from inferstack.sizing.model import SizingInput, SizingResult, longest_fitting_len, size
+
+FIT = "MODEL-FIT"
+PARALLEL_NODE = "PARALLEL-NODE"
+TP_HEADS = "TP-HEADS"
+NEURON_CORES = "NEURON-CORES"
+SCHEDULING = "SCHEDULING"
+STARTUP = "STARTUP-PROBE"
+LIMITS = "ACCELERATOR-LIMITS"
+
+
+def _workloads(config: InferstackConfig) -> Iterator[tuple[str, WorkloadConfig]]:
+    for index, workload in enumerate(config.workloads):
+        if config.pool(workload.pool).accelerator is not AcceleratorKind.NONE:
+            yield f"workloads[{index}]", workload
+
+
+def memory_per_rank_gib(instance: InstanceType) -> float:
+    """Memory one TP rank sees: a GPU, or one NeuronCore's share of a Neuron device."""
+    if instance.accelerator is AcceleratorKind.NEURON:
+        return instance.accelerator_memory_gib / instance.neuron_cores_per_device
+    return instance.accelerator_memory_gib
+
+
+def sizing_for(
+    workload: WorkloadConfig, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
+) -> SizingResult:
+    return size(_input(workload, instance, tp, max_model_len))
+
+
+def _input(
+    workload: WorkloadConfig, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
+) -> SizingInput:
+    engine = workload.engine
+    length = max_model_len or engine.max_model_len
+    return SizingInput(
+        model=workload.model.arch,
+        accelerator_memory_gib=memory_per_rank_gib(instance),
+        tensor_parallel_size=tp or engine.tensor_parallel_size,
+        pipeline_parallel_size=engine.pipeline_parallel_size,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+        max_model_len=length,
+        max_num_batched_tokens=min(engine.max_num_batched_tokens, length)
+        if max_model_len
+        else engine.max_num_batched_tokens,
+        quantization=engine.quantization.value if engine.quantization else None,
+        kv_cache_dtype=engine.kv_cache_dtype.value,
+    )
+
+
+def ranks_per_node(instance: InstanceType) -> int:
+    if instance.accelerator is AcceleratorKind.NEURON:
+        return instance.neuron_cores
+    return instance.accelerator_count
+
+
+def valid_tp(workload: WorkloadConfig, instance: InstanceType) -> list[int]:
+    heads = workload.model.arch.attention_heads
+    step = instance.neuron_cores_per_device if instance.accelerator is AcceleratorKind.NEURON else 1
+    limit = ranks_per_node(instance) // workload.engine.pipeline_parallel_size
+    return [tp for tp in range(step, limit + 1, step) if heads % tp == 0]
+
+
+def check_fit(config: InferstackConfig) -> Iterator[Finding]:
+    """The weights and one max_model_len sequence of KV cache fit the accelerators (vLLM refuses otherwise)."""
+    for path, workload in _workloads(config):
+        engine = workload.engine
+        instances = pool_instances(config.pool(workload.pool))
+        parallel = engine.tensor_parallel_size * engine.pipeline_parallel_size
+        hosts = [t for t in instances if ranks_per_node(t) >= parallel]
+        if not hosts:
+            continue  # PARALLEL-NODE reports it
+        host = min(hosts, key=lambda t: (ranks_per_node(t), t.vcpu))
+        result = sizing_for(workload, host)
+        if result.fits:
+            continue
+        yield Finding(
+            rule=FIT,
+            path=f"{path}.engine.tensor_parallel_size" if result.kv_budget_gib <= 0 else f"{path}.engine.max_model_len",
+            message=_fit_message(workload, host, result),
+            fix=_fit_alternatives(workload, instances, host),
+        )
+
+
+def _fit_message(workload: WorkloadConfig, host: InstanceType, result: SizingResult) -> str:
+    engine = workload.engine
+    where = f"{host.name} ({host.accelerator_model}, {memory_per_rank_gib(host):.1f} GiB per rank)"
+    if result.kv_budget_gib <= 0:
+        return (
+            f"{workload.model.id} needs {result.weights_gib:.1f} GiB of weights per rank at "
+            f"tensor_parallel_size {engine.tensor_parallel_size} on {where}, leaving no room for the KV cache "
+            f"(budget {result.kv_budget_gib:.1f} GiB at gpu_memory_utilization {engine.gpu_memory_utilization})"
+        )
+    return (
+        f"the KV cache on {where} holds {result.kv_tokens:,} tokens, less than one max_model_len "
+        f"{engine.max_model_len:,} sequence: vLLM refuses to start"
+    )
+
+
+def _fit_alternatives(workload: WorkloadConfig, instances: list[InstanceType], host: InstanceType) -> str:
+    options: list[str] = []
+    for instance in sorted(instances, key=lambda t: (ranks_per_node(t), t.vcpu)):
+        for tp in valid_tp(workload, instance):
+            if tp >= workload.engine.tensor_parallel_size or instance is not host:
+                result = sizing_for(workload, instance, tp=tp)
+                if result.fits:
+                    options.append(
+                        f"tensor_parallel_size {tp} on {instance.name} "
+                        f"({result.kv_tokens:,} KV tokens, {result.concurrency:.1f}× concurrency)"
+                    )
+                    break
+        if options:
+            break
+    length = longest_fitting_len(_input(workload, host))
+    if length >= 16:
+        options.append(f"max_model_len ≤ {length:,} on {host.name}")
+    if not options:
+        options.append(
+            "a pool with more accelerator memory (e.g. p5e/p5en H200, p6-b200), quantization: fp8, "
+            "or kv_cache_dtype: fp8"
+        )
+    return "use " + " or ".join(options)
+
+
+def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
+    """TP × PP accelerators must be on one node (multi-node serving is a Ray/LWS pattern, not a Deployment)."""
+    for path, workload in _workloads(config):
+        engine = workload.engine
+        parallel = engine.tensor_parallel_size * engine.pipeline_parallel_size
+        instances = pool_instances(config.pool(workload.pool))
+        most = max(ranks_per_node(t) for t in instances)
+        if parallel > most:
+            unit = "NeuronCores" if instances[0].accelerator is AcceleratorKind.NEURON else "GPUs"
+            bigger = sorted(
+                {
+                    t.name
+                    for p in config.compute.pools
+                    for t in pool_instances(p)
+                    if t.accelerator is instances[0].accelerator and ranks_per_node(t) >= parallel
+                }
+            )
+            yield Finding(
+                rule=PARALLEL_NODE,
+                path=f"{path}.engine.tensor_parallel_size",
+                message=f"tensor_parallel_size × pipeline_parallel_size = {parallel}, but pool {workload.pool!r} has "
+                f"at most {most} {unit} per node",
+                fix=f"use tensor_parallel_size ≤ {most // engine.pipeline_parallel_size}, or a pool of "
+                f"{', '.join(bigger) if bigger else f'instances with ≥ {parallel} {unit}'}",
+            )
+
+
+def check_tp_heads(config: InferstackConfig) -> Iterator[Finding]:
+    """vLLM shards attention heads across TP ranks: the head count must divide evenly."""
+    for path, workload in _workloads(config):
+        heads, tp = workload.model.arch.attention_heads, workload.engine.tensor_parallel_size
+        if heads % tp:
+            divisors = [d for d in (1, 2, 4, 8, 16, 32, 64) if heads % d == 0]
+            yield Finding(
+                rule=TP_HEADS,
+                path=f"{path}.engine.tensor_parallel_size",
+                message=f"{workload.model.id} has {heads} attention heads, not divisible by tensor_parallel_size {tp}",
+                fix=f"use a tensor_parallel_size that divides {heads}: {', '.join(map(str, divisors))}",
+            )
+
+
+def check_neuron_cores(config: InferstackConfig) -> Iterator[Finding]:
+    """On Neuron, TP counts NeuronCores, which come in whole devices (inf2/trn1: 2 per device, trn2: 8)."""
+    for path, workload in _workloads(config):
+        instances = pool_instances(config.pool(workload.pool))
+        if instances[0].accelerator is not AcceleratorKind.NEURON:
+            continue
+        per_device = instances[0].neuron_cores_per_device
+        tp = workload.engine.tensor_parallel_size
+        if tp % per_device:
+            yield Finding(
+                rule=NEURON_CORES,
+                path=f"{path}.engine.tensor_parallel_size",
+                message=f"tensor_parallel_size {tp} NeuronCores is not a whole number of "
+                f"{instances[0].accelerator_model} devices ({per_device} cores each): the pod requests "
+                "aws.amazon.com/neuron in devices",
+                fix=f"use a multiple of {per_device} (e.g. {max(per_device, tp - tp % per_device)})",
+            )
+
+
+def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
+    """The pod's requests, node selector and tolerations fit a node of its pool ("will it schedule")."""
+    for index, workload in enumerate(config.workloads):
+        plan = pod_plan(config, workload)
+        pool = config.pool(workload.pool)
+        fits, reason = fits_node(plan, pool)
+        if fits:
+            continue
+        others = []
+        for candidate in config.compute.pools:
+            if candidate.name == pool.name:
+                continue
+            moved = PodPlan(
+                **{
+                    **plan.__dict__,
+                    "node_selector": {"inferstack.io/pool": candidate.name},
+                    "tolerations": plan.tolerations | _taints(candidate),
+                }
+            )
+            ok, instance = fits_node(moved, candidate)
+            if ok:
+                others.append(f"{candidate.name} ({instance})")
+        fix = (
+            f"move the workload to pool {' or '.join(others)}"
+            if others
+            else "add a pool whose instances hold the request, or lower tensor_parallel_size / resources"
+        )
+        yield Finding(
+            rule=SCHEDULING,
+            path=f"workloads[{index}].pool",
+            message=f"the pod would stay Pending: pool {pool.name!r} cannot run it — {reason}",
+            fix=fix,
+        )
+
+
+def _taints(pool: object) -> frozenset[str]:
+    from inferstack.config.placement import pool_taints
+
+    return frozenset(pool_taints(pool))  # type: ignore[arg-type]
+
+
+def check_startup(config: InferstackConfig) -> Iterator[Finding]:
+    """An explicit startup timeout must cover the estimated model load, or Kubernetes kills the loading pod."""
+    for index, workload in enumerate(config.workloads):
+        if workload.startup_timeout_seconds is None:
+            continue
+        accelerator = config.pool(workload.pool).accelerator
+        needed = startup_seconds(workload, accelerator)
+        if workload.startup_timeout_seconds < needed:
+            yield Finding(
+                rule=STARTUP,
+                path=f"workloads[{index}].startup_timeout_seconds",
+                message=f"{workload.startup_timeout_seconds}s is shorter than the ~{needed}s estimated to load "
+                f"{workload.model.arch.weights_gib:.0f} GiB from {workload.model.source.type.value} and start the "
+                "engine: the pod would be restarted in a loop",
+                fix=f"set startup_timeout_seconds ≥ {needed} or remove it (inferstack sizes it from the model)",
+            )
+
+
+def limit_problems(plan: PodPlan) -> list[str]:
+    """Extended resources (accelerators, EFA) need limits equal to requests; Kubernetes rejects anything else
+    and an accelerator without a limit is never allocated."""
+    problems = []
+    for resource, amount in plan.requests.items():
+        if "/" in resource and plan.limits.get(resource) != amount:
+            problems.append(f"{resource}: request {amount}, limit {plan.limits.get(resource, 'missing')}")
+    return problems
+
+
+def check_limits(config: InferstackConfig) -> Iterator[Finding]:
+    for index, workload in enumerate(config.workloads):
+        for problem in limit_problems(pod_plan(config, workload)):
+            yield Finding(
+                rule=LIMITS,
+                path=f"workloads[{index}].resources",
+                message=problem,
+                fix="extended resources take equal requests and limits",
+            )
+
+
+RULES = (
+    Rule(id=TP_HEADS, title="Tensor parallelism divides the attention heads", check=check_tp_heads),
+    Rule(id=NEURON_CORES, title="Neuron TP is a whole number of devices", check=check_neuron_cores),
+    Rule(id=PARALLEL_NODE, title="TP × PP fits one node", check=check_parallel_node),
+    Rule(id=FIT, title="Weights and one sequence of KV cache fit", check=check_fit),
+    Rule(id=SCHEDULING, title="Every serving pod fits a node of its pool", check=check_scheduling),
+    Rule(id=STARTUP, title="Startup probe covers the model load", check=check_startup),
+    Rule(id=LIMITS, title="Accelerators requested with equal limits", check=check_limits),
+)
