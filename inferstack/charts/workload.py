@@ -10,10 +10,23 @@ import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
+from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
+from inferstack.catalog.versions import ENGINE_IMAGES
+from inferstack.config.model import InferstackConfig
+from inferstack.config.placement import pod_plan
 from inferstack.config.workloads import ModelSourceType, WorkloadConfig
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
 from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps
+from inferstack.constructs.neuron import (
+    COMPILED_DIR,
+    MODEL_DIR,
+    NeuronCompileJob,
+    NeuronCompileJobProps,
+    artifacts_prefix,
+    fetch_init_container,
+)
+from inferstack.constructs.vllm import Autoscaling, EngineArgs, VllmServer, VllmServerProps
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
 
 BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
@@ -29,6 +42,16 @@ def server_service_account(workload: WorkloadConfig) -> str:
 
 def needs_sync(workload: WorkloadConfig) -> bool:
     return workload.sync_model and workload.model.source.type in BUCKET_SOURCES
+
+
+def needs_reader(workload: WorkloadConfig, accelerator: AcceleratorKind) -> bool:
+    """Server pods read S3 themselves: Run:ai streamer, or the Neuron fetch of weights + compiled artifacts."""
+    return workload.model.source.type is ModelSourceType.S3 or accelerator is AcceleratorKind.NEURON
+
+
+def needs_writer(workload: WorkloadConfig, accelerator: AcceleratorKind) -> bool:
+    """A Job writes the model prefix: the model sync, or the Neuron compile storing its artifacts."""
+    return needs_sync(workload) or accelerator is AcceleratorKind.NEURON
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,10 +95,11 @@ class NamespacesChart(cdk8s.Chart):
 
 
 class WorkloadChart(cdk8s.Chart):
-    """Service accounts, model volume and model-sync Job of one workload. :attr:`loading` is what its server
-    pods add to load the model."""
+    """Service accounts, model volume, model-sync Job, Neuron compile Job and the vLLM server of one workload."""
 
-    def __init__(self, scope: Construct, construct_id: str, workload: WorkloadConfig, refs: StorageRefs) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, workload: WorkloadConfig, refs: StorageRefs, config: InferstackConfig
+    ) -> None:
         super().__init__(scope, construct_id, disable_resource_name_hashes=True, namespace=workload.namespace)
         self.workload = workload
         model, source = workload.model, workload.model.source
@@ -129,7 +153,8 @@ class WorkloadChart(cdk8s.Chart):
                 hf_cache_gib=source.cache_size_gib,
             )
         )
-        if needs_sync(workload) and refs.bucket:
+        accelerator = config.pool(workload.pool).accelerator
+        if needs_writer(workload, accelerator) and refs.bucket:
             k8s.KubeServiceAccount(
                 self,
                 "sync-sa",
@@ -138,6 +163,7 @@ class WorkloadChart(cdk8s.Chart):
                 ),
                 automount_service_account_token=False,
             )
+        if needs_sync(workload) and refs.bucket:
             ModelSyncJob(
                 self,
                 "model-sync",
@@ -154,3 +180,125 @@ class WorkloadChart(cdk8s.Chart):
                     node_selector={POOL_LABEL: SYSTEM_POOL},
                 ),
             )
+        self.server = self._server(workload, refs, config, labels)
+
+    def _server(
+        self, workload: WorkloadConfig, refs: StorageRefs, config: InferstackConfig, labels: dict[str, str]
+    ) -> VllmServer:
+        engine, model = workload.engine, workload.model
+        plan = pod_plan(config, workload)
+        neuron = plan.accelerator is AcceleratorKind.NEURON
+        env: dict[str, str] = {}
+        if model.source.type is not ModelSourceType.HF:
+            env["HF_HUB_OFFLINE"] = "1"
+        if engine.lmcache is not None:
+            env |= {
+                "VLLM_ATTENTION_BACKEND": "FLASHINFER",
+                "PYTHONHASHSEED": "0",
+                "LMCACHE_LOCAL_CPU": "True",
+                "LMCACHE_MAX_LOCAL_CPU_SIZE": f"{engine.lmcache.cpu_cache_gib:g}",
+                "LMCACHE_CHUNK_SIZE": str(engine.lmcache.chunk_size),
+            }
+        loading, init, volumes = self.loading, [], []
+        image = engine.image or ENGINE_IMAGES["vllm-neuron" if neuron else "vllm-gpu"]
+        if neuron and refs.bucket:
+            artifacts = artifacts_prefix(
+                model.bucket_prefix, engine.tensor_parallel_size, engine.max_model_len, engine.max_num_seqs
+            )
+            env |= {"NEURON_COMPILED_ARTIFACTS": COMPILED_DIR, "VLLM_NEURON_FRAMEWORK": "neuronx-distributed-inference"}
+            loading = ModelLoading(
+                model=MODEL_DIR,
+                mounts=[
+                    k8s.VolumeMount(name="model", mount_path=MODEL_DIR, read_only=True),
+                    k8s.VolumeMount(name="compiled", mount_path=COMPILED_DIR, read_only=True),
+                ],
+            )
+            size = int(model.arch.weights_gib * 1.3) + 20
+            volumes = [
+                k8s.Volume(
+                    name="model", empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{size}Gi"))
+                ),
+                k8s.Volume(name="compiled", empty_dir=k8s.EmptyDirVolumeSource()),
+            ]
+            init = [
+                fetch_init_container(
+                    bucket=refs.bucket, model_prefix=model.bucket_prefix, artifacts=artifacts, region=refs.region
+                )
+            ]
+            NeuronCompileJob(
+                self,
+                "neuron-compile",
+                NeuronCompileJobProps(
+                    name=f"{workload.name}-neuron-compile",
+                    namespace=workload.namespace,
+                    service_account=sync_service_account(workload),
+                    image=image,
+                    bucket=refs.bucket,
+                    model_prefix=model.bucket_prefix,
+                    artifacts_prefix=artifacts,
+                    region=refs.region,
+                    tensor_parallel_size=engine.tensor_parallel_size,
+                    max_model_len=engine.max_model_len,
+                    max_num_seqs=engine.max_num_seqs,
+                    requests=plan.requests,
+                    limits=plan.limits,
+                    node_selector=plan.node_selector,
+                    tolerations=sorted(plan.tolerations),
+                    env={"VLLM_NEURON_FRAMEWORK": "neuronx-distributed-inference"},
+                ),
+            )
+        parser = None
+        if engine.tool_calling is not None:
+            parser = engine.tool_calling.parser or model.arch.tool_call_parser
+        scaling = workload.autoscaling
+        return VllmServer(
+            self,
+            "server",
+            VllmServerProps(
+                name=workload.name,
+                namespace=workload.namespace,
+                image=image,
+                model=loading,
+                served_model_name=model.name,
+                engine=EngineArgs(
+                    tensor_parallel_size=engine.tensor_parallel_size,
+                    pipeline_parallel_size=engine.pipeline_parallel_size,
+                    gpu_memory_utilization=engine.gpu_memory_utilization,
+                    max_model_len=engine.max_model_len,
+                    max_num_seqs=engine.max_num_seqs,
+                    max_num_batched_tokens=engine.max_num_batched_tokens,
+                    dtype=engine.dtype.value,
+                    quantization=engine.quantization.value if engine.quantization else None,
+                    kv_cache_dtype=engine.kv_cache_dtype.value,
+                    enable_prefix_caching=engine.enable_prefix_caching,
+                    enable_chunked_prefill=engine.enable_chunked_prefill,
+                    enforce_eager=engine.enforce_eager,
+                    tool_call_parser=parser,
+                    mistral_format=model.arch.mistral_format,
+                    lmcache=engine.lmcache is not None,
+                    device="neuron" if neuron else None,
+                    extra=engine.extra_args,
+                ),
+                service_account=server_service_account(workload),
+                requests=plan.requests,
+                limits=plan.limits,
+                node_selector=plan.node_selector,
+                tolerations=sorted(plan.tolerations),
+                startup_seconds=plan.startup_seconds,
+                replicas=workload.replicas,
+                shm_gib=workload.resources.shm_gib,
+                env=env,
+                init_containers=init,
+                extra_volumes=volumes,
+                autoscaling=Autoscaling(
+                    kind=scaling.kind.value,
+                    min_replicas=scaling.min_replicas,
+                    max_replicas=scaling.max_replicas,
+                    target_waiting_requests=scaling.target_waiting_requests,
+                    prometheus_url=scaling.prometheus_url,
+                )
+                if scaling
+                else None,
+                monitoring=workload.monitoring,
+            ),
+        )

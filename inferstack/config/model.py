@@ -214,6 +214,15 @@ class ClusterConfig(StrictModel):
         return logs
 
 
+class ObservabilityConfig(StrictModel):
+    """Operators installed when workloads need their CRDs. Turn one off only if the cluster already runs it."""
+
+    install_prometheus_stack: bool = True
+    """kube-prometheus-stack (PodMonitor CRD, Prometheus) when a workload has ``monitoring`` on. Default on."""
+    install_keda: bool = True
+    """KEDA (ScaledObject CRD) when a workload autoscales with KEDA. Default on."""
+
+
 class RuleAcknowledgement(StrictModel):
     """Accept one rule's finding on purpose, with the reason on record (like a cdk-nag acknowledgement)."""
 
@@ -242,6 +251,8 @@ class InferstackConfig(StrictModel):
     """Model bucket (always), FSx for Lustre (optional)."""
     workloads: tuple[WorkloadConfig, ...] = ()
     """Models served on the platform. Default none."""
+    observability: ObservabilityConfig = ObservabilityConfig()
+    """Operators whose custom resources workloads emit."""
     acknowledge: tuple[RuleAcknowledgement, ...] = ()
     """Findings of inferstack rules accepted on purpose. Default none."""
 

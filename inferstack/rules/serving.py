@@ -7,15 +7,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
+from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.placement import (
     PodPlan,
     fits_node,
     pod_plan,
     pool_instances,
+    pool_taints,
     startup_seconds,
 )
-from inferstack.config.workloads import WorkloadConfig
+from inferstack.config.workloads import ModelSourceType, WorkloadConfig
 from inferstack.rules.base import Finding, Rule
 from inferstack.sizing.model import SizingInput, SizingResult, longest_fitting_len, size
 
@@ -26,6 +28,7 @@ NEURON_CORES = "NEURON-CORES"
 SCHEDULING = "SCHEDULING"
 STARTUP = "STARTUP-PROBE"
 LIMITS = "ACCELERATOR-LIMITS"
+NEURON_ARTIFACTS = "NEURON-ARTIFACTS"
 
 
 def _workloads(config: InferstackConfig) -> Iterator[tuple[str, WorkloadConfig]]:
@@ -201,6 +204,21 @@ def check_neuron_cores(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def check_neuron_artifacts(config: InferstackConfig) -> Iterator[Finding]:
+    """Neuron servers load weights and pre-compiled artifacts from the model bucket (never compile at start)."""
+    for path, workload in _workloads(config):
+        if config.pool(workload.pool).accelerator is not AcceleratorKind.NEURON:
+            continue
+        if workload.model.source.type is not ModelSourceType.S3 or config.storage.model_bucket is None:
+            yield Finding(
+                rule=NEURON_ARTIFACTS,
+                path=f"{path}.model.source.type",
+                message=f"Neuron workloads read weights and the compile Job's artifacts from the model bucket; "
+                f"source {workload.model.source.type.value} has no place for pre-compiled artifacts",
+                fix="use source type s3 (the default) with storage.model_bucket",
+            )
+
+
 def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
     """The pod's requests, node selector and tolerations fit a node of its pool ("will it schedule")."""
     for index, workload in enumerate(config.workloads):
@@ -236,10 +254,8 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
         )
 
 
-def _taints(pool: object) -> frozenset[str]:
-    from inferstack.config.placement import pool_taints
-
-    return frozenset(pool_taints(pool))  # type: ignore[arg-type]
+def _taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> frozenset[str]:
+    return frozenset(pool_taints(pool))
 
 
 def check_startup(config: InferstackConfig) -> Iterator[Finding]:
@@ -284,6 +300,7 @@ def check_limits(config: InferstackConfig) -> Iterator[Finding]:
 RULES = (
     Rule(id=TP_HEADS, title="Tensor parallelism divides the attention heads", check=check_tp_heads),
     Rule(id=NEURON_CORES, title="Neuron TP is a whole number of devices", check=check_neuron_cores),
+    Rule(id=NEURON_ARTIFACTS, title="Neuron servers load pre-compiled artifacts", check=check_neuron_artifacts),
     Rule(id=PARALLEL_NODE, title="TP × PP fits one node", check=check_parallel_node),
     Rule(id=FIT, title="Weights and one sequence of KV cache fit", check=check_fit),
     Rule(id=SCHEDULING, title="Every serving pod fits a node of its pool", check=check_scheduling),

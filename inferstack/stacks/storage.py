@@ -20,10 +20,10 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from inferstack.catalog.versions import STORAGE_ADDON_SERVICE_ACCOUNTS, STORAGE_ADDONS
-from inferstack.charts.workload import needs_sync
+from inferstack.charts.workload import needs_reader, needs_writer
 from inferstack.config.model import InferstackConfig
 from inferstack.config.storage import BucketEncryption, FsxConfig, FsxDeploymentType, ModelBucketConfig
-from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.config.workloads import WorkloadConfig
 from inferstack.stacks.nag import acknowledge, nag_render
 
 POD_IDENTITY = "pods.eks.amazonaws.com"
@@ -157,11 +157,12 @@ class StorageStack(cdk.Stack):
         prefix, key = workload.model.bucket_prefix, f"{workload.namespace}-{workload.name}"
         roles = WorkloadRoles()
         objects = f"Resource::{nag_render(self.resolve(self.bucket.bucket_arn))}/{prefix}*"  # type: ignore[union-attr]
-        if workload.model.source.type is ModelSourceType.S3:
+        accelerator = self.config.pool(workload.pool).accelerator
+        if needs_reader(workload, accelerator):
             roles.reader = pod_identity_role(self, f"Reader-{key}", f"Reads s3 prefix {prefix} for {key}")
             self.grant_read(roles.reader, prefix)
             acknowledge(roles.reader, "IAM5", PREFIX_WILDCARD, (objects,))
-        if needs_sync(workload):
+        if needs_writer(workload, accelerator):
             roles.sync = pod_identity_role(self, f"Sync-{key}", f"Writes s3 prefix {prefix} for the sync of {key}")
             self.grant_read_write(roles.sync, prefix)
             acknowledge(roles.sync, "IAM5", PREFIX_WILDCARD, (objects,))

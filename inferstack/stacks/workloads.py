@@ -18,9 +18,11 @@ from inferstack.charts.workload import (
     server_service_account,
     sync_service_account,
 )
+from inferstack.config.engine import AutoscalerKind
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import WorkloadConfig
 from inferstack.stacks.compute import add_chart_manifest
+from inferstack.stacks.observability import add_keda, add_prometheus_stack
 from inferstack.stacks.storage import StorageStack
 
 
@@ -55,6 +57,14 @@ class WorkloadsStack(cdk.Stack):
             fsx_path=fsx.file_system_path if fsx else "/models",
             mount_cache_gib=config.storage.mount_cache_gib,
         )
+        self.operators: dict[str, eks.HelmChart] = {}
+        observability = config.observability
+        if observability.install_prometheus_stack and any(w.monitoring for w in config.workloads):
+            self.operators["prometheus"] = add_prometheus_stack(self, cluster)
+        if observability.install_keda and any(
+            w.autoscaling is not None and w.autoscaling.kind is AutoscalerKind.KEDA for w in config.workloads
+        ):
+            self.operators["keda"] = add_keda(self, cluster)
         self.roles: dict[str, iam.Role] = {}
         self.charts: dict[str, WorkloadChart] = {}
         self.manifests: dict[str, eks.KubernetesManifest] = {}
@@ -65,12 +75,14 @@ class WorkloadsStack(cdk.Stack):
             manifest.node.add_dependency(self.namespaces)
             for addon in storage.addons.values():
                 manifest.node.add_dependency(addon)
+            for operator in self.operators.values():
+                manifest.node.add_dependency(operator)
             self.charts[workload.name] = chart
             self.manifests[workload.name] = manifest
 
     def build_chart(self, app: cdk8s.App, workload: WorkloadConfig, refs: StorageRefs) -> WorkloadChart:
-        """The workload's chart (a later layer adds the serving engine here)."""
-        return WorkloadChart(app, f"{workload.namespace}-{workload.name}", workload, refs)
+        """The workload's chart: identities, model volume and jobs, and its vLLM server."""
+        return WorkloadChart(app, f"{workload.namespace}-{workload.name}", workload, refs, self.config)
 
     def _associate(self, workload: WorkloadConfig, service_account: str, role: iam.IRole) -> None:
         eks.CfnPodIdentityAssociation(
