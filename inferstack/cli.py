@@ -2,7 +2,8 @@
 
 * ``summary [CDK_OUT]`` — stacks, resources, Kubernetes objects and Helm charts in a synthesized cloud assembly;
 * ``schema`` — the JSON Schema of the config (for editors) on stdout;
-* ``check [CONFIG]`` — validate a config and run every rule, without synthesizing.
+* ``check [CONFIG]`` — validate a config and run every rule, without synthesizing;
+* ``plan [CONFIG]`` — per workload: accelerator, TP/PP, weights, KV budget, tokens, concurrency, verdict.
 """
 
 from __future__ import annotations
@@ -67,6 +68,52 @@ def summarize(out_dir: Path) -> str:
     return "\n".join(lines)
 
 
+def plan_table(config: InferstackConfig) -> str:
+    """Per workload: accelerator, parallelism, weights, KV budget and tokens, concurrency, verdict."""
+    from inferstack.config.placement import pod_plan, pool_instances
+    from inferstack.rules.serving import memory_per_rank_gib, ranks_per_node, sizing_for
+
+    header = (
+        f"{'workload':<24} {'pool':<12} {'instance':<16} {'accel':<12} {'TP×PP':>6} {'weights':>9} "
+        f"{'KV budget':>10} {'KV tokens':>11} {'max len':>8} {'concur.':>8}  verdict"
+    )
+    lines = [header, "-" * len(header)]
+    for workload in config.workloads:
+        pool = config.pool(workload.pool)
+        engine = workload.engine
+        parallel = engine.tensor_parallel_size * engine.pipeline_parallel_size
+        hosts = [t for t in pool_instances(pool) if ranks_per_node(t) >= parallel]
+        name = f"{workload.namespace}/{workload.name}"
+        if not hosts:
+            lines.append(f"{name:<24} {pool.name:<12} {'-':<16} {'-':<12} {parallel:>6}  no instance holds {parallel}")
+            continue
+        host = min(hosts, key=lambda t: (ranks_per_node(t), t.vcpu))
+        result = sizing_for(workload, host)
+        accel = f"{host.accelerator_model} {memory_per_rank_gib(host):.0f}G"
+        verdict = "fits" if result.fits else "DOES NOT FIT"
+        pod = pod_plan(config, workload)
+        lines.append(
+            f"{name:<24} {pool.name:<12} {host.name:<16} {accel:<12} "
+            f"{engine.tensor_parallel_size}×{engine.pipeline_parallel_size:<4} {result.weights_gib:>7.2f}G "
+            f"{result.kv_budget_gib:>9.2f}G {result.kv_tokens:>11,} {engine.max_model_len:>8,} "
+            f"{result.concurrency:>7.1f}×  {verdict} (startup ≤ {pod.startup_seconds}s)"
+        )
+    return "\n".join(lines)
+
+
+def _plan(config_path: str) -> int:
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    if not config.workloads:
+        print(f"{config_path}: no workloads")
+        return 0
+    print(plan_table(config))
+    return 0
+
+
 def _check(config_path: str) -> int:
     from inferstack.rules import evaluate
 
@@ -96,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("schema", help="print the config's JSON Schema")
     check = sub.add_parser("check", help="validate a config and run the rules")
     check.add_argument("config", nargs="?", default="inferstack.yaml")
+    plan = sub.add_parser("plan", help="memory plan of every workload (weights, KV cache, concurrency)")
+    plan.add_argument("config", nargs="?", default="inferstack.yaml")
     args = parser.parse_args(argv)
     if args.command == "summary":
         out = Path(args.out)
@@ -108,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         schema = InferstackConfig.model_json_schema(by_alias=True)
         print(json.dumps(schema, indent=2, sort_keys=True))
         return 0
+    if args.command == "plan":
+        return _plan(args.config)
     return _check(args.config)
 
 

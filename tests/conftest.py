@@ -86,3 +86,15 @@ def s3_mount_app() -> Synthesized:
 def fsx_app() -> Synthesized:
     """examples/fsx-large-model.yaml: FSx for Lustre in the p5en group's zone."""
     return _example("fsx-large-model")
+
+
+@pytest.fixture(scope="session")
+def tp4_app() -> Synthesized:
+    """examples/vllm-gpu-tp4.yaml: Llama-3.1-70B at TP=4 on g6e.12xlarge with KEDA."""
+    return _example("vllm-gpu-tp4")
+
+
+@pytest.fixture(scope="session")
+def neuron_vllm_app() -> Synthesized:
+    """examples/vllm-neuron-inf2.yaml: Llama-3.1-8B on inf2 with a compile Job."""
+    return _example("vllm-neuron-inf2")

@@ -118,14 +118,20 @@ def pod_plan(config: InferstackConfig, workload: WorkloadConfig) -> PodPlan:
     accelerator = pool.accelerator
     cores = instances[0].neuron_cores_per_device if accelerator is AcceleratorKind.NEURON else 0
     devices = accelerators_for(workload, accelerator, cores)
-    host = host_instance(instances, devices) or max(instances, key=lambda t: t.accelerator_count)
+    candidates = [t for t in instances if t.efa_supported] if workload.efa else instances
+    host = (
+        host_instance(candidates, devices)
+        or host_instance(instances, devices)
+        or max(instances, key=lambda t: t.accelerator_count)
+    )
     share = devices / host.accelerator_count if host.accelerator_count else 1.0
     resources = workload.resources
     cpu = resources.cpu or max(1.0, math.floor(allocatable_cpu(host) * share))
     memory = resources.memory_gib or max(2.0, math.floor(allocatable_memory_gib(host) * share * 0.9))
     if workload.engine.lmcache is not None and resources.memory_gib is None:
         memory = max(memory, workload.engine.lmcache.cpu_cache_gib + 16)
-    efa = host.max_efa_interfaces if workload.efa else 0
+    # EFA: every device of the node (one pod per node); at least one, so a pool without EFA cannot match.
+    efa = max(host.max_efa_interfaces, 1) if workload.efa else 0
     selector = {POOL_LABEL: pool.name}
     tolerations = frozenset(pool_taints(pool))
     requests = {"cpu": _cpu(cpu), "memory": f"{memory:g}Gi"}

@@ -1,0 +1,179 @@
+"""GIVEN serving configs, WHEN synthesized, THEN the vLLM Deployment, Service, PDB, monitoring, autoscaling and
+Neuron compile path are what production needs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+HELM = "Custom::AWSCDK-EKS-HelmChart"
+
+
+def objects(app, kind: str) -> list[dict]:
+    return [o for o in app.kubernetes_objects() if o["kind"] == kind]
+
+
+def pod_spec(app) -> dict:
+    (deployment,) = objects(app, "Deployment")
+    return deployment["spec"]["template"]["spec"]
+
+
+def container(app) -> dict:
+    return next(c for c in pod_spec(app)["containers"] if c["name"] == "vllm")
+
+
+def arg(args: list[str], flag: str) -> str:
+    return args[args.index(flag) + 1]
+
+
+class TestDefaultPlatform:
+    """inferstack.yaml: Ministral-3-8B on g6e.2xlarge, Run:ai streamer from S3, Mistral tool calling."""
+
+    def test_streams_the_model_from_the_bucket(self, default_app):
+        args = container(default_app)["args"]
+        assert args[0].startswith("s3://") and args[0].endswith("/models/mistralai/Ministral-3-8B-Instruct-2512/main/")
+        assert arg(args, "--load-format") == "runai_streamer"
+        assert json.loads(arg(args, "--model-loader-extra-config")) == {"concurrency": 16}
+        assert not any(v.get("persistentVolumeClaim") for v in pod_spec(default_app)["volumes"])
+
+    def test_mistral_tool_calling(self, default_app):
+        args = container(default_app)["args"]
+        assert "--enable-auto-tool-choice" in args and arg(args, "--tool-call-parser") == "mistral"
+        assert arg(args, "--config-format") == "mistral" and arg(args, "--tokenizer-mode") == "mistral"
+
+    def test_one_gpu_on_the_l40s_pool(self, default_app):
+        resources = container(default_app)["resources"]
+        assert resources["limits"]["nvidia.com/gpu"] == resources["requests"]["nvidia.com/gpu"] == "1"
+        assert "cpu" not in resources["limits"]  # no CPU throttling of the engine
+        spec = pod_spec(default_app)
+        assert spec["nodeSelector"] == {"inferstack.io/pool": "l40s"}
+        assert spec["tolerations"] == [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
+        assert spec["priorityClassName"] == "inferstack-serving"
+
+    def test_reader_identity_for_the_streamer(self, default_app):
+        associations = [
+            a["Properties"] for a in default_app.resources("workloads", "AWS::EKS::PodIdentityAssociation").values()
+        ]
+        assert {(a["Namespace"], a["ServiceAccount"]) for a in associations} == {
+            ("inference", "ministral"),
+            ("inference", "ministral-model-sync"),
+        }
+        assert pod_spec(default_app)["serviceAccountName"] == "ministral"
+        assert pod_spec(default_app)["automountServiceAccountToken"] is False
+
+    def test_prefix_caching_on_and_offline_hub(self, default_app):
+        assert "--enable-prefix-caching" in container(default_app)["args"]
+        env = {e["name"]: e.get("value") for e in container(default_app)["env"]}
+        assert env["HF_HUB_OFFLINE"] == "1"
+
+    def test_service_pdb_and_pod_monitor(self, default_app):
+        (service,) = objects(default_app, "Service")
+        assert service["spec"]["ports"] == [{"name": "http", "port": 8000, "targetPort": "http"}]
+        (pdb,) = objects(default_app, "PodDisruptionBudget")
+        assert pdb["spec"]["maxUnavailable"] == 1
+        (monitor,) = objects(default_app, "PodMonitor")
+        assert monitor["spec"]["podMetricsEndpoints"] == [{"port": "http", "path": "/metrics", "interval": "15s"}]
+        charts = {r["Properties"]["Chart"] for r in default_app.resources("workloads", HELM).values()}
+        assert "kube-prometheus-stack" in charts
+
+    def test_workload_manifest_waits_for_operators_and_csi(self, default_app):
+        manifests = default_app.resources("workloads", "Custom::AWSCDK-EKS-KubernetesResource")
+        workload = next(r for r in manifests.values() if "Deployment" in json.dumps(r["Properties"]["Manifest"]))
+        prometheus = next(
+            k
+            for k, r in default_app.resources("workloads", HELM).items()
+            if r["Properties"]["Chart"] == "kube-prometheus-stack"
+        )
+        assert prometheus in workload["DependsOn"]
+
+
+class TestTensorParallelGpu:
+    """examples/vllm-gpu-tp4.yaml."""
+
+    def test_four_gpus_and_tp4(self, tp4_app):
+        c = container(tp4_app)
+        assert c["resources"]["limits"]["nvidia.com/gpu"] == "4"
+        assert arg(c["args"], "--tensor-parallel-size") == "4"
+        assert arg(c["args"], "--kv-cache-dtype") == "fp8"
+        assert arg(c["args"], "--tool-call-parser") == "llama3_json"
+
+    def test_shm_is_memory_backed(self, tp4_app):
+        shm = next(v for v in pod_spec(tp4_app)["volumes"] if v["name"] == "shm")
+        assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "8Gi"}
+        assert {"mountPath": "/dev/shm", "name": "shm"} in container(tp4_app)["volumeMounts"]
+
+    def test_probes_cover_the_model_load(self, tp4_app):
+        c = container(tp4_app)
+        startup = c["startupProbe"]
+        assert startup["httpGet"] == {"path": "/health", "port": 8000}
+        # 131 GiB from S3 at ~1 GiB/s plus engine start, doubled: well over ten minutes
+        assert startup["periodSeconds"] * startup["failureThreshold"] >= 600
+        assert c["readinessProbe"]["httpGet"]["path"] == "/health"
+        assert c["livenessProbe"]["httpGet"]["path"] == "/health"
+
+    def test_keda_scales_on_queue_depth(self, tp4_app):
+        (scaled,) = objects(tp4_app, "ScaledObject")
+        assert scaled["spec"]["minReplicaCount"] == 1 and scaled["spec"]["maxReplicaCount"] == 3
+        (trigger,) = scaled["spec"]["triggers"]
+        assert "vllm:num_requests_waiting" in trigger["metadata"]["query"]
+        assert trigger["metadata"]["threshold"] == "8"
+        charts = {r["Properties"]["Chart"] for r in tp4_app.resources("workloads", HELM).values()}
+        assert "keda" in charts
+
+    def test_hardened_container(self, tp4_app):
+        security = container(tp4_app)["securityContext"]
+        assert security["runAsNonRoot"] is True and security["allowPrivilegeEscalation"] is False
+        assert security["capabilities"] == {"drop": ["ALL"]}
+        assert pod_spec(tp4_app)["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+
+
+class TestNeuronServing:
+    """examples/vllm-neuron-inf2.yaml."""
+
+    def test_neuron_devices_match_tensor_parallelism(self, neuron_vllm_app):
+        c = container(neuron_vllm_app)
+        assert c["resources"]["limits"]["aws.amazon.com/neuron"] == "4"  # TP 8 NeuronCores = 4 Inferentia2
+        assert arg(c["args"], "--device") == "neuron" and arg(c["args"], "--tensor-parallel-size") == "8"
+        assert c["image"].startswith("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:")
+        assert pod_spec(neuron_vllm_app)["tolerations"][0]["key"] == "aws.amazon.com/neuron"
+
+    def test_server_loads_precompiled_artifacts_never_compiles(self, neuron_vllm_app):
+        env = {e["name"]: e.get("value") for e in container(neuron_vllm_app)["env"]}
+        assert env["NEURON_COMPILED_ARTIFACTS"] == "/compiled"
+        (fetch,) = pod_spec(neuron_vllm_app)["initContainers"]
+        script = fetch["command"][-1]
+        assert ".inferstack-compile-complete" in script and "neuron/tp8-len4096-seqs8/" in script
+
+    def test_compile_job_runs_once_on_the_neuron_pool(self, neuron_vllm_app):
+        job = next(j for j in objects(neuron_vllm_app, "Job") if "neuron-compile" in j["metadata"]["name"])
+        pod = job["spec"]["template"]["spec"]
+        assert pod["nodeSelector"] == {"inferstack.io/pool": "inf2"}
+        assert pod["containers"][0]["resources"]["limits"]["aws.amazon.com/neuron"] == "4"
+        assert pod["serviceAccountName"] == "llama-8b-neuron-model-sync"
+        env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
+        assert env["TENSOR_PARALLEL_SIZE"] == "8" and env["ARTIFACTS_PREFIX"].endswith("neuron/tp8-len4096-seqs8/")
+
+
+@pytest.mark.parametrize("kind", ["hpa"])
+def test_hpa_autoscaling(kind, synth_config):
+    from inferstack.config import parse_config
+
+    config = parse_config(
+        {
+            "compute": {"karpenter_pools": [{"name": "gpu", "instance_families": ["g6e"]}]},
+            "workloads": [
+                {
+                    "name": "qwen",
+                    "pool": "gpu",
+                    "model": {"id": "Qwen/Qwen3-8B"},
+                    "autoscaling": {"kind": kind, "min_replicas": 2, "max_replicas": 5},
+                }
+            ],
+        }
+    )
+    app = synth_config(config, nag=False)
+    (hpa,) = objects(app, "HorizontalPodAutoscaler")
+    assert hpa["spec"]["minReplicas"] == 2 and hpa["spec"]["maxReplicas"] == 5
+    assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"] == "vllm_num_requests_waiting"
+    assert not objects(app, "ScaledObject")
