@@ -34,13 +34,15 @@ ENV = {
 def synth_once(app: str, out: Path) -> tuple[float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    subprocess.run(
+    result = subprocess.run(
         ["npx", "--no-install", "cdk", "synth", "--quiet", "--app", app, "--output", str(out)],
         cwd=ROOT,
         env=ENV,
-        check=True,
-        stdout=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
     )
+    if result.returncode != 0:
+        raise SystemExit(f"synth of {app!r} failed:\n{result.stderr[-4000:]}")
     elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return elapsed, max(peak, before)

@@ -76,3 +76,30 @@ def test_cdk_cli_synth_is_offline_and_credential_free(tmp_path, default_app):
         check=True,
     )
     assert "inferstack-cluster" in summary.stdout and "2 PriorityClass" in summary.stdout
+
+
+def test_plan_prints_a_row_per_workload():
+    result = subprocess.run(
+        [sys.executable, "-m", "inferstack.cli", "plan", "examples/vllm-gpu-tp4.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (row,) = [line for line in result.stdout.splitlines() if line.startswith("llm/llama-70b")]
+    assert "g6e.12xlarge" in row and "4×1" in row and "fits" in row
+
+
+def test_check_reports_rule_errors(tmp_path):
+    config = tmp_path / "tp8.yaml"
+    config.write_text(
+        "compute:\n  karpenter_pools:\n    - {name: gpu, instance_types: [g6e.12xlarge]}\n"
+        "workloads:\n  - name: big\n    pool: gpu\n    model: {id: Qwen/Qwen3-8B}\n"
+        "    engine: {tensor_parallel_size: 8}\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "inferstack.cli", "check", str(config)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    assert "[PARALLEL-NODE] workloads[0].engine.tensor_parallel_size" in result.stderr
+    assert "[SCHEDULING] workloads[0].pool" in result.stderr

@@ -331,7 +331,7 @@ class InferstackConfig(StrictModel):
                 valid = ", ".join(sorted(pools)) or "none configured — add compute.karpenter_pools or node_groups"
                 raise PydanticCustomError(
                     "pool",
-                    "{pool!r} is not a node group or Karpenter pool — valid: {valid}",
+                    "'{pool}' is not a node group or Karpenter pool — valid: {valid}",
                     {"pool": workload.pool, "valid": valid, "field": f"workloads[{index}].pool"},
                 )
             key = (workload.namespace, workload.name)

@@ -1,0 +1,65 @@
+"""Engine and workload config validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from inferstack.config import ConfigError, parse_config
+
+POOLS = {"karpenter_pools": [{"name": "gpu", "instance_families": ["g6e"]}]}
+
+
+def problems(workload: dict) -> list[str]:
+    base = {"name": "w", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}}
+    with pytest.raises(ConfigError) as exc:
+        parse_config({"compute": POOLS, "workloads": [{**base, **workload}]})
+    return [str(p) for p in exc.value.problems]
+
+
+def test_flags_set_by_typed_fields_are_refused_in_extra_args():
+    (line,) = problems({"engine": {"extra_args": ["--max-model-len=4096"]}})
+    assert line.startswith("workloads[0].engine.extra_args: ")
+    assert "--max-model-len is set by a typed field of engine" in line
+
+
+def test_lmcache_needs_eager_mode():
+    (line,) = problems({"engine": {"lmcache": {"cpu_cache_gib": 40}}})
+    assert line.startswith("workloads[0].engine.enforce_eager: LMCache runs with the FlashInfer backend")
+
+
+def test_unknown_pool_lists_the_pools():
+    (line,) = problems({"pool": "h100"})
+    assert line == "workloads[0].pool: 'h100' is not a node group or Karpenter pool — valid: gpu"
+
+
+def test_unknown_model_suggests_catalog_entries():
+    (line,) = problems({"model": {"id": "meta-llama/Llama-3.1-8B"}})
+    assert "did you mean meta-llama/Llama-3.1-8B-Instruct" in line
+
+
+def test_inline_architecture_describes_an_unknown_model():
+    architecture = {
+        "params": 1_000_000_000,
+        "layers": 16,
+        "attention_heads": 16,
+        "kv_heads": 4,
+        "head_dim": 64,
+        "max_context": 8192,
+    }
+    config = parse_config(
+        {
+            "compute": POOLS,
+            "workloads": [{"name": "w", "pool": "gpu", "model": {"id": "acme/tiny-1b", "architecture": architecture}}],
+        }
+    )
+    assert config.workloads[0].model.arch.params == 1_000_000_000
+
+
+def test_hpa_cannot_scale_to_zero():
+    (line,) = problems({"autoscaling": {"kind": "hpa", "min_replicas": 0}})
+    assert "an HPA cannot scale to zero" in line
+
+
+def test_image_source_needs_image_and_path():
+    (line,) = problems({"model": {"id": "Qwen/Qwen3-8B", "source": {"type": "image", "image": "r.io/m/q:1"}}})
+    assert line.startswith("workloads[0].model.source.path: an image source needs image and path")
