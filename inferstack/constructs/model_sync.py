@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from importlib import resources
 
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.versions import IMAGES, MODEL_SYNC_PACKAGES
-
-BATCH_PRIORITY_CLASS = "inferstack-batch"
+from inferstack.constructs.batch import POD_TMP, hardened, script_job, script_mount
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,14 +41,6 @@ class ModelSyncJob(Construct):
         super().__init__(scope, construct_id)
         digest = hashlib.sha256(f"{props.model_id}@{props.revision}:{props.prefix}".encode()).hexdigest()[:8]
         self.job_name = f"{props.name}-{digest}"
-        script = resources.files("inferstack.constructs").joinpath("scripts/model_sync.py").read_text()
-        config_map = f"{props.name}-script"
-        k8s.KubeConfigMap(
-            self,
-            "script",
-            metadata=k8s.ObjectMeta(name=config_map, namespace=props.namespace),
-            data={"model_sync.py": script},
-        )
         env = [
             k8s.EnvVar(name="BUCKET", value=props.bucket),
             k8s.EnvVar(name="PREFIX", value=props.prefix),
@@ -72,6 +62,7 @@ class ModelSyncJob(Construct):
                 )
             )
         install = " ".join(MODEL_SYNC_PACKAGES)
+        read_only_root = hardened(65534, read_only_root_filesystem=True)
         container = k8s.Container(
             name="sync",
             image=IMAGES["model-sync"],
@@ -85,50 +76,28 @@ class ModelSyncJob(Construct):
                 requests={"cpu": k8s.Quantity.from_string("1"), "memory": k8s.Quantity.from_string("2Gi")},
                 limits={"cpu": k8s.Quantity.from_string("2"), "memory": k8s.Quantity.from_string("4Gi")},
             ),
-            security_context=k8s.SecurityContext(
-                run_as_non_root=True,
-                run_as_user=65534,
-                run_as_group=65534,
-                allow_privilege_escalation=False,
-                read_only_root_filesystem=True,
-                capabilities=k8s.Capabilities(drop=["ALL"]),
-            ),
+            security_context=read_only_root,
             volume_mounts=[
                 k8s.VolumeMount(name="work", mount_path="/work"),
-                k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - a pod-local emptyDir
-                k8s.VolumeMount(name="script", mount_path="/scripts", read_only=True),
+                k8s.VolumeMount(name="tmp", mount_path=POD_TMP),
+                script_mount(),
             ],
         )
-        k8s.KubeJob(
+        script_job(
             self,
-            "job",
-            metadata=k8s.ObjectMeta(
-                name=self.job_name, namespace=props.namespace, labels={"app.kubernetes.io/component": "model-sync"}
-            ),
-            spec=k8s.JobSpec(
-                backoff_limit=3,
-                ttl_seconds_after_finished=86_400,
-                template=k8s.PodTemplateSpec(
-                    spec=k8s.PodSpec(
-                        service_account_name=props.service_account,
-                        restart_policy="Never",
-                        priority_class_name=BATCH_PRIORITY_CLASS,
-                        node_selector=props.node_selector,
-                        security_context=k8s.PodSecurityContext(
-                            seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
-                        ),
-                        containers=[container],
-                        volumes=[
-                            k8s.Volume(
-                                name="work",
-                                empty_dir=k8s.EmptyDirVolumeSource(
-                                    size_limit=k8s.Quantity.from_string(f"{props.scratch_gib}Gi")
-                                ),
-                            ),
-                            k8s.Volume(name="tmp", empty_dir=k8s.EmptyDirVolumeSource()),
-                            k8s.Volume(name="script", config_map=k8s.ConfigMapVolumeSource(name=config_map)),
-                        ],
-                    )
+            name=self.job_name,
+            namespace=props.namespace,
+            component="model-sync",
+            script_name="model_sync.py",
+            service_account=props.service_account,
+            container=container,
+            volumes=[
+                k8s.Volume(
+                    name="work",
+                    empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{props.scratch_gib}Gi")),
                 ),
-            ),
+                k8s.Volume(name="tmp", empty_dir=k8s.EmptyDirVolumeSource()),
+            ],
+            backoff_limit=3,
+            node_selector=props.node_selector,
         )

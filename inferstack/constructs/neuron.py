@@ -5,32 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.versions import ENGINE_IMAGES
+from inferstack.constructs.batch import POD_TMP, hardened, script_job, script_mount
 
 COMPILED_DIR = "/compiled"
 MODEL_DIR = "/models"
 MARKER = ".inferstack-compile-complete"
-POD_TMP = "/tmp"  # noqa: S108 - always a pod-local emptyDir
 
 
 def artifacts_prefix(model_prefix: str, tp: int, max_model_len: int, max_num_seqs: int) -> str:
     """Where the artifacts of one (parallelism, shape) live, under the model's own prefix."""
     return f"{model_prefix}neuron/tp{tp}-len{max_model_len}-seqs{max_num_seqs}/"
-
-
-def _hardened(user: int = 1000) -> k8s.SecurityContext:
-    return k8s.SecurityContext(
-        run_as_non_root=True,
-        run_as_user=user,
-        run_as_group=user,
-        allow_privilege_escalation=False,
-        capabilities=k8s.Capabilities(drop=["ALL"]),
-    )
 
 
 def fetch_init_container(*, bucket: str, model_prefix: str, artifacts: str, region: str) -> k8s.Container:
@@ -46,7 +35,7 @@ def fetch_init_container(*, bucket: str, model_prefix: str, artifacts: str, regi
         image=ENGINE_IMAGES["aws-cli"],
         command=["sh", "-c", script],
         env=[k8s.EnvVar(name="AWS_REGION", value=region), k8s.EnvVar(name="HOME", value=POD_TMP)],
-        security_context=_hardened(),
+        security_context=hardened(),
         resources=k8s.ResourceRequirements(
             requests={"cpu": k8s.Quantity.from_string("1"), "memory": k8s.Quantity.from_string("1Gi")},
             limits={"memory": k8s.Quantity.from_string("2Gi")},
@@ -86,14 +75,6 @@ class NeuronCompileJob(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: NeuronCompileJobProps) -> None:
         super().__init__(scope, construct_id)
-        script = resources.files("inferstack.constructs").joinpath("scripts/neuron_compile.py").read_text()
-        config_map = f"{props.name}-script"
-        k8s.KubeConfigMap(
-            self,
-            "script",
-            metadata=k8s.ObjectMeta(name=config_map, namespace=props.namespace),
-            data={"neuron_compile.py": script},
-        )
         values = {
             "BUCKET": props.bucket,
             "MODEL_PREFIX": props.model_prefix,
@@ -117,48 +98,31 @@ class NeuronCompileJob(Construct):
                 requests={k: k8s.Quantity.from_string(v) for k, v in props.requests.items()},
                 limits={k: k8s.Quantity.from_string(v) for k, v in props.limits.items()},
             ),
-            security_context=_hardened(),
+            security_context=hardened(),
             volume_mounts=[
                 k8s.VolumeMount(name="work", mount_path="/work"),
                 k8s.VolumeMount(name="compiled", mount_path=COMPILED_DIR),
-                k8s.VolumeMount(name="script", mount_path="/scripts", read_only=True),
+                script_mount(),
             ],
         )
         self.job_name = props.name
-        k8s.KubeJob(
+        script_job(
             self,
-            "job",
-            metadata=k8s.ObjectMeta(
-                name=props.name, namespace=props.namespace, labels={"app.kubernetes.io/component": "neuron-compile"}
-            ),
-            spec=k8s.JobSpec(
-                backoff_limit=2,
-                ttl_seconds_after_finished=86_400,
-                template=k8s.PodTemplateSpec(
-                    spec=k8s.PodSpec(
-                        service_account_name=props.service_account,
-                        restart_policy="Never",
-                        priority_class_name="inferstack-batch",
-                        node_selector=dict(props.node_selector),
-                        tolerations=[
-                            k8s.Toleration(key=k, operator="Exists", effect="NoSchedule")
-                            for k in sorted(props.tolerations)
-                        ],
-                        security_context=k8s.PodSecurityContext(
-                            fs_group=1000, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
-                        ),
-                        containers=[container],
-                        volumes=[
-                            k8s.Volume(
-                                name="work",
-                                empty_dir=k8s.EmptyDirVolumeSource(
-                                    size_limit=k8s.Quantity.from_string(f"{props.scratch_gib}Gi")
-                                ),
-                            ),
-                            k8s.Volume(name="compiled", empty_dir=k8s.EmptyDirVolumeSource()),
-                            k8s.Volume(name="script", config_map=k8s.ConfigMapVolumeSource(name=config_map)),
-                        ],
-                    )
+            name=props.name,
+            namespace=props.namespace,
+            component="neuron-compile",
+            script_name="neuron_compile.py",
+            service_account=props.service_account,
+            container=container,
+            volumes=[
+                k8s.Volume(
+                    name="work",
+                    empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{props.scratch_gib}Gi")),
                 ),
-            ),
+                k8s.Volume(name="compiled", empty_dir=k8s.EmptyDirVolumeSource()),
+            ],
+            backoff_limit=2,
+            node_selector=props.node_selector,
+            tolerations=props.tolerations,
+            fs_group=1000,
         )

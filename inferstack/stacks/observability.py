@@ -7,7 +7,7 @@ from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
-from inferstack.catalog.versions import HELM_CHARTS
+from inferstack.stacks.helm import helm_chart
 
 SYSTEM_NODES = {POOL_LABEL: SYSTEM_POOL}
 PROMETHEUS_NAMESPACE = "monitoring"
@@ -15,58 +15,33 @@ PROMETHEUS_NAMESPACE = "monitoring"
 PROMETHEUS_URL = "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
 
 
-def _chart(
-    scope: Construct, construct_id: str, cluster: eks.ICluster, name: str, namespace: str, values: dict
-) -> eks.HelmChart:
-    chart = HELM_CHARTS[name]
-    return eks.HelmChart(
-        scope,
-        construct_id,
-        cluster=cluster,
-        chart=chart.chart,
-        repository=chart.repository,
-        version=chart.version,
-        namespace=namespace,
-        create_namespace=True,
-        release=name,
-        values=values,
-    )
-
-
 def add_prometheus_stack(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
     """Prometheus operator + Prometheus that selects every PodMonitor/ServiceMonitor in the cluster."""
-    return _chart(
+    values = {
+        "grafana": {"enabled": False},
+        "alertmanager": {"enabled": False},
+        "prometheusOperator": {"nodeSelector": SYSTEM_NODES},
+        "kube-state-metrics": {"nodeSelector": SYSTEM_NODES},
+        "prometheus": {
+            "prometheusSpec": {
+                "nodeSelector": SYSTEM_NODES,
+                "retention": "15d",
+                "podMonitorSelectorNilUsesHelmValues": False,
+                "serviceMonitorSelectorNilUsesHelmValues": False,
+            }
+        },
+    }
+    return helm_chart(
         scope,
         "KubePrometheusStack",
         cluster,
         "kube-prometheus-stack",
         PROMETHEUS_NAMESPACE,
-        {
-            "grafana": {"enabled": False},
-            "alertmanager": {"enabled": False},
-            "prometheusOperator": {"nodeSelector": SYSTEM_NODES},
-            "kube-state-metrics": {"nodeSelector": SYSTEM_NODES},
-            "prometheus": {
-                "prometheusSpec": {
-                    "nodeSelector": SYSTEM_NODES,
-                    "retention": "15d",
-                    "podMonitorSelectorNilUsesHelmValues": False,
-                    "serviceMonitorSelectorNilUsesHelmValues": False,
-                }
-            },
-        },
+        values,
+        create_namespace=True,
     )
 
 
 def add_keda(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
-    return _chart(
-        scope,
-        "Keda",
-        cluster,
-        "keda",
-        "keda",
-        {
-            "nodeSelector": SYSTEM_NODES,
-            "crds": {"install": True},
-        },
-    )
+    values = {"nodeSelector": SYSTEM_NODES, "crds": {"install": True}}
+    return helm_chart(scope, "Keda", cluster, "keda", "keda", values, create_namespace=True)

@@ -22,8 +22,8 @@ from inferstack.catalog.kubernetes import (
     POOL_LABEL,
     SYSTEM_POOL,
 )
-from inferstack.catalog.versions import HELM_CHARTS
 from inferstack.config.compute import Taint
+from inferstack.stacks.helm import helm_chart
 
 SYSTEM_NODES = {POOL_LABEL: SYSTEM_POOL}
 #: The EKS account that hosts the EFA device plugin image in most commercial regions.
@@ -32,31 +32,6 @@ EKS_IMAGE_ACCOUNT = "602401143452"
 
 def _toleration(key: str) -> dict[str, str]:
     return {"key": key, "operator": "Exists", "effect": "NoSchedule"}
-
-
-def _chart(
-    scope: Construct,
-    construct_id: str,
-    cluster: eks.ICluster,
-    name: str,
-    namespace: str,
-    values: dict[str, Any],
-    *,
-    create_namespace: bool = False,
-) -> eks.HelmChart:
-    chart = HELM_CHARTS[name]
-    return eks.HelmChart(
-        scope,
-        construct_id,
-        cluster=cluster,
-        chart=chart.chart,
-        repository=chart.repository,
-        version=chart.version,
-        namespace=namespace,
-        create_namespace=create_namespace,
-        release=name,
-        values=values,
-    )
 
 
 def gpu_operator_values(extra_tolerations: Sequence[Taint] = ()) -> dict[str, Any]:
@@ -109,7 +84,7 @@ def efa_plugin_values(region: str) -> dict[str, Any]:
 
 
 def add_gpu_operator(scope: Construct, cluster: eks.ICluster, extra_tolerations: Sequence[Taint]) -> eks.HelmChart:
-    return _chart(
+    return helm_chart(
         scope,
         "GpuOperator",
         cluster,
@@ -121,10 +96,10 @@ def add_gpu_operator(scope: Construct, cluster: eks.ICluster, extra_tolerations:
 
 
 def add_neuron_chart(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
-    return _chart(scope, "Neuron", cluster, "neuron-helm-chart", "kube-system", neuron_values())
+    return helm_chart(scope, "Neuron", cluster, "neuron-helm-chart", "kube-system", neuron_values())
 
 
 def add_efa_device_plugin(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
-    return _chart(
+    return helm_chart(
         scope, "EfaDevicePlugin", cluster, "aws-efa-k8s-device-plugin", "kube-system", efa_plugin_values(cdk.Aws.REGION)
     )

@@ -32,3 +32,16 @@ def test_every_emitted_object_is_schema_valid(any_app):
 def test_the_gate_rejects_an_invalid_core_object():
     bad = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "x"}, "valu": 1}
     assert _problems(bad, "1.36")
+
+
+def test_helm_releases_outside_kube_system_create_their_namespace(any_app):
+    """A Helm release into a namespace nothing creates fails at deploy time."""
+    created = {o["metadata"]["name"] for o in any_app.kubernetes_objects() if o["kind"] == "Namespace"}
+    for template in any_app.templates.values():
+        for resource in template["Resources"].values():
+            if resource["Type"] != "Custom::AWSCDK-EKS-HelmChart":
+                continue
+            props = resource["Properties"]
+            namespace = props.get("Namespace", "default")
+            if namespace not in ("kube-system", "default") and namespace not in created:
+                assert props.get("CreateNamespace") is True, f"{props['Chart']} into {namespace}"

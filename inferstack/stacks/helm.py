@@ -1,0 +1,38 @@
+"""Helm releases at the chart versions pinned in the catalog."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import aws_eks_v2 as eks
+from constructs import Construct
+
+from inferstack.catalog.versions import HELM_CHARTS
+
+
+def helm_chart(
+    scope: Construct,
+    construct_id: str,
+    cluster: eks.ICluster,
+    name: str,
+    namespace: str,
+    values: dict[str, Any],
+    *,
+    create_namespace: bool = False,
+    release: str | None = None,
+) -> eks.HelmChart:
+    """Install catalog chart ``name`` (repository and version from ``HELM_CHARTS``) as release ``release``
+    (default: the chart's catalog name)."""
+    chart = HELM_CHARTS[name]
+    return eks.HelmChart(
+        scope,
+        construct_id,
+        cluster=cluster,
+        chart=chart.chart,
+        repository=chart.repository,
+        version=chart.version,
+        namespace=namespace,
+        create_namespace=create_namespace,
+        release=release or name,
+        values=values,
+    )
