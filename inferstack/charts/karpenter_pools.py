@@ -9,7 +9,6 @@ import cdk8s
 from constructs import Construct
 
 from inferstack.catalog.efa_layout import karpenter_interfaces
-from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import (
     ACCELERATOR_LABEL,
     ACCELERATOR_RESOURCE,
@@ -127,7 +126,3 @@ class KarpenterPoolsChart(cdk8s.Chart):
                 ),
             )
             NodePool(self, f"{pool.name}-pool", node_pool_props(pool, where.zone))
-
-
-def accelerator_kinds(pools: Sequence[KarpenterPoolConfig]) -> set[AcceleratorKind]:
-    return {p.accelerator for p in pools}

@@ -17,7 +17,7 @@ from inferstack.config.model import InferstackConfig
 from inferstack.config.placement import pod_plan
 from inferstack.config.workloads import ModelSourceType, WorkloadConfig
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
-from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps
+from inferstack.constructs.model_sync import SYNC_MARKER, ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
 from inferstack.constructs.neuron import (
     COMPILED_DIR,
     MODEL_DIR,
@@ -244,9 +244,24 @@ class WorkloadChart(cdk8s.Chart):
                     limits=plan.limits,
                     node_selector=plan.node_selector,
                     tolerations=sorted(plan.tolerations),
-                    env={"VLLM_NEURON_FRAMEWORK": "neuronx-distributed-inference"},
+                    env={
+                        "VLLM_NEURON_FRAMEWORK": "neuronx-distributed-inference",
+                        **({"SYNC_MARKER": f"{model.bucket_prefix}{SYNC_MARKER}"} if needs_sync(workload) else {}),
+                    },
                 ),
             )
+        elif needs_sync(workload) and refs.bucket:
+            # Hold the server until the model-sync Job has finished, instead of crash-looping on a partial model.
+            mounted = model.source.type in (ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
+            init = [
+                wait_for_sync_container(
+                    bucket=refs.bucket,
+                    prefix=model.bucket_prefix,
+                    region=refs.region,
+                    mounted_path=loading.model if mounted else None,
+                    mounts=list(loading.mounts) if mounted else None,
+                )
+            ]
         parser = None
         if engine.tool_calling is not None:
             parser = engine.tool_calling.parser or model.arch.tool_call_parser

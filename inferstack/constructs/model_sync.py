@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.catalog.versions import IMAGES, MODEL_SYNC_PACKAGES
+from inferstack.catalog.versions import ENGINE_IMAGES, IMAGES, MODEL_SYNC_PACKAGES
 from inferstack.constructs.batch import POD_TMP, hardened, script_job, script_mount
 
 
@@ -31,6 +31,38 @@ class ModelSyncJobProps:
     node_selector: dict[str, str] | None = None
     scratch_gib: int = 60
     """Local space for the largest file of the model, GiB. Default 60."""
+
+
+#: Object the sync Job writes last under the model prefix; servers and the Neuron compile Job wait for it.
+SYNC_MARKER = ".inferstack-sync-complete"
+
+
+def wait_for_sync_container(
+    *,
+    bucket: str,
+    prefix: str,
+    region: str,
+    mounted_path: str | None = None,
+    mounts: list[k8s.VolumeMount] | None = None,
+) -> k8s.Container:
+    """An init container that holds the server until the model-sync Job has finished: it checks the marker in
+    S3 (pod credentials) or, for mounted sources, in the mounted volume."""
+    if mounted_path is not None:
+        check = f'[ -f "{mounted_path}/{SYNC_MARKER}" ]'
+    else:
+        check = f'aws s3api head-object --bucket "{bucket}" --key "{prefix}{SYNC_MARKER}" >/dev/null 2>&1'
+    return k8s.Container(
+        name="wait-for-model",
+        image=ENGINE_IMAGES["aws-cli"],
+        command=["sh", "-c", f'until {check}; do echo "waiting for the model sync job"; sleep 20; done'],
+        env=[k8s.EnvVar(name="AWS_REGION", value=region), k8s.EnvVar(name="HOME", value=POD_TMP)],
+        security_context=hardened(),
+        resources=k8s.ResourceRequirements(
+            requests={"cpu": k8s.Quantity.from_string("100m"), "memory": k8s.Quantity.from_string("128Mi")},
+            limits={"memory": k8s.Quantity.from_string("256Mi")},
+        ),
+        volume_mounts=[*(mounts or []), k8s.VolumeMount(name="tmp", mount_path=POD_TMP)],
+    )
 
 
 class ModelSyncJob(Construct):

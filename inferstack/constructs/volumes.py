@@ -67,7 +67,8 @@ class S3ModelVolumeProps:
 
 
 class S3ModelVolume(Construct):
-    """PV + PVC for a model prefix: ReadOnlyMany, metadata cached indefinitely (weights are immutable)."""
+    """PV + PVC for a model prefix: ReadOnlyMany, metadata cached for 5 minutes (weights are immutable; a finite
+    TTL lets pods waiting for the model-sync Job see its marker appear)."""
 
     def __init__(self, scope: Construct, construct_id: str, props: S3ModelVolumeProps) -> None:
         super().__init__(scope, construct_id)
@@ -81,7 +82,7 @@ class S3ModelVolume(Construct):
                 "cacheEmptyDirSizeLimit": f"{props.cache_size_gib}Gi",
             },
         )
-        options = [f"prefix {props.prefix}", f"region {props.region}", "metadata-ttl indefinite", "read-only"]
+        options = [f"prefix {props.prefix}", f"region {props.region}", "metadata-ttl 300", "read-only"]
         self.pv_name, self.claim_name = _bind(self, props.name, props.namespace, csi, options)
 
 

@@ -177,3 +177,34 @@ def test_hpa_autoscaling(kind, synth_config):
     assert hpa["spec"]["minReplicas"] == 2 and hpa["spec"]["maxReplicas"] == 5
     assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"] == "vllm_num_requests_waiting"
     assert not objects(app, "ScaledObject")
+
+
+class TestWaitsForTheModelSync:
+    """Servers do not crash-loop on a half-copied model: they wait for the sync Job's marker."""
+
+    def test_streamer_server_waits_for_the_marker_in_s3(self, default_app):
+        (wait,) = pod_spec(default_app)["initContainers"]
+        assert wait["name"] == "wait-for-model"
+        assert "s3api head-object" in wait["command"][-1]
+        assert "models/mistralai/Ministral-3-8B-Instruct-2512/main/.inferstack-sync-complete" in wait["command"][-1]
+
+    def test_mounted_server_waits_for_the_marker_in_the_volume(self, s3_mount_app):
+        (wait,) = pod_spec(s3_mount_app)["initContainers"]
+        assert '[ -f "/models/.inferstack-sync-complete" ]' in wait["command"][-1]
+        assert {"name": "model", "mountPath": "/models", "readOnly": True} in wait["volumeMounts"]
+
+    def test_neuron_compile_waits_for_the_sync(self, neuron_vllm_app):
+        job = next(j for j in objects(neuron_vllm_app, "Job") if "neuron-compile" in j["metadata"]["name"])
+        env = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert env["SYNC_MARKER"].endswith("/.inferstack-sync-complete")
+
+    def test_no_wait_without_a_sync_job(self, synth_config):
+        from inferstack.config import parse_config
+
+        config = parse_config(
+            {
+                "compute": {"karpenter_pools": [{"name": "gpu", "instance_families": ["g6e"]}]},
+                "workloads": [{"name": "qwen", "pool": "gpu", "sync_model": False, "model": {"id": "Qwen/Qwen3-8B"}}],
+            }
+        )
+        assert "initContainers" not in pod_spec(synth_config(config, nag=False))

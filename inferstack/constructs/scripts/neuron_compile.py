@@ -7,6 +7,7 @@ $NEURON_COMPILED_ARTIFACTS, uploads that folder and writes the marker last.
 
 import os
 import sys
+import time
 
 import boto3
 from botocore.exceptions import ClientError
@@ -24,6 +25,15 @@ try:
 except ClientError as error:
     if error.response["Error"]["Code"] not in ("404", "NoSuchKey", "NotFound"):
         raise
+
+sync_marker = os.environ.get("SYNC_MARKER")
+while sync_marker:  # the model-sync Job may still be copying the weights
+    try:
+        s3.head_object(Bucket=bucket, Key=sync_marker)
+        break
+    except ClientError:
+        print("waiting for the model sync to finish")
+        time.sleep(30)
 
 model_dir = os.path.join(work, "model")
 for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=model_prefix):
