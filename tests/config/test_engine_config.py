@@ -63,3 +63,9 @@ def test_hpa_cannot_scale_to_zero():
 def test_image_source_needs_image_and_path():
     (line,) = problems({"model": {"id": "Qwen/Qwen3-8B", "source": {"type": "image", "image": "r.io/m/q:1"}}})
     assert line.startswith("workloads[0].model.source.path: an image source needs image and path")
+
+
+def test_invalid_kubernetes_names_are_reported():
+    lines = problems({"name": "Llama_70B", "namespace": "LLM"})
+    assert any(line.startswith("workloads[0].name: 'Llama_70B' — not a valid Kubernetes name") for line in lines)
+    assert any(line.startswith("workloads[0].namespace: 'LLM' — not a valid Kubernetes name") for line in lines)
