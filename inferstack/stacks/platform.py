@@ -12,7 +12,7 @@ from inferstack.stacks.cluster import ClusterStack
 from inferstack.stacks.compute import ComputeStack
 from inferstack.stacks.network import NetworkStack
 from inferstack.stacks.storage import StorageStack
-from inferstack.stacks.workloads import WorkloadsStack
+from inferstack.stacks.workloads import WorkloadsStack, render_workloads, shard_workloads
 
 PLATFORM_TAG = "inferstack:platform"
 
@@ -25,11 +25,12 @@ class Platform:
     cluster: ClusterStack
     compute: ComputeStack | None = None
     storage: StorageStack | None = None
-    workloads: WorkloadsStack | None = None
+    workloads: tuple[WorkloadsStack, ...] = ()
+    """Workloads stacks: the first owns namespaces and operators; more appear when charts outgrow one template."""
 
     @property
     def stacks(self) -> list[cdk.Stack]:
-        candidates = (self.network, self.cluster, self.compute, self.storage, self.workloads)
+        candidates = (self.network, self.cluster, self.compute, self.storage, *self.workloads)
         return [s for s in candidates if s is not None]
 
 
@@ -80,20 +81,29 @@ def build_platform(scope: Construct, config: InferstackConfig) -> Platform:
             env=env,
             description=f"inferstack {config.name}: model bucket, FSx for Lustre, S3/FSx CSI drivers (data retained)",
         )
-    workloads = None
+    workloads: list[WorkloadsStack] = []
     if config.workloads and storage is not None:
-        workloads = WorkloadsStack(
-            scope,
-            f"{config.name}-workloads",
-            config=config,
-            cluster=cluster.cluster,
-            storage=storage,
-            env=env,
-            description=f"inferstack {config.name}: workload identities and Kubernetes objects",
-        )
-        if compute is not None:
-            workloads.add_stack_dependency(compute)
-    platform = Platform(network=network, cluster=cluster, compute=compute, storage=storage, workloads=workloads)
+        shards = shard_workloads(render_workloads(config, storage))
+        for index, shard in enumerate(shards):
+            suffix = "" if index == 0 else f"-{index + 1}"
+            stack = WorkloadsStack(
+                scope,
+                f"{config.name}-workloads{suffix}",
+                config=config,
+                cluster=cluster.cluster,
+                storage=storage,
+                workloads=shard,
+                primary=workloads[0] if workloads else None,
+                env=env,
+                description=f"inferstack {config.name}: workloads {index + 1}/{len(shards)} (identities, Kubernetes "
+                "objects)",
+            )
+            if compute is not None:
+                stack.add_stack_dependency(compute)
+            if workloads:
+                stack.add_stack_dependency(workloads[0])
+            workloads.append(stack)
+    platform = Platform(network=network, cluster=cluster, compute=compute, storage=storage, workloads=tuple(workloads))
     for stack in platform.stacks:
         cdk.Tags.of(stack).add(PLATFORM_TAG, config.name)
         for key, value in sorted(config.tags.items()):

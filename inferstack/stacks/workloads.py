@@ -1,8 +1,17 @@
 """WorkloadsStack: per workload, the Pod Identity associations of its service accounts (to the prefix-scoped roles
-of the storage stack) and the Kubernetes objects of its chart."""
+of the storage stack) and the Kubernetes objects of its chart.
+
+A cdk8s chart becomes one JSON string in one custom resource, and a template must stay under CloudFormation's 1 MB
+and 500 resources: :func:`shard_workloads` splits the workloads over as many stacks as their rendered charts need
+(``<name>-workloads``, ``<name>-workloads-2``, …). The first stack owns what all share (namespaces, operators);
+the others depend on it.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import aws_cdk as cdk
@@ -25,9 +34,71 @@ from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.observability import add_keda, add_prometheus_stack
 from inferstack.stacks.storage import StorageStack
 
+#: Rendered chart JSON per workloads stack, bytes. The template embeds it escaped, plus identities and wrappers:
+#: 450 KB of charts stays well under CloudFormation's 1 MB template limit.
+SHARD_BYTES = 450_000
+#: Workloads per stack (each adds up to 3 resources: its manifest and two identity associations).
+SHARD_WORKLOADS = 60
+
+
+@dataclass(frozen=True)
+class RenderedWorkload:
+    workload: WorkloadConfig
+    chart: WorkloadChart
+    size: int
+    """Bytes of the chart's JSON."""
+
+
+def storage_refs(config: InferstackConfig, storage: StorageStack) -> StorageRefs:
+    fsx, file_system = config.storage.fsx, storage.file_system
+    return StorageRefs(
+        region=cdk.Aws.REGION,
+        bucket=storage.bucket.bucket_name if storage.bucket is not None else None,
+        fsx_id=file_system.file_system_id if file_system is not None else None,
+        fsx_dns_name=file_system.dns_name if file_system is not None else None,
+        fsx_mount_name=file_system.mount_name if file_system is not None else None,
+        fsx_import_prefix=fsx.import_prefix if fsx else "models/",
+        fsx_path=fsx.file_system_path if fsx else "/models",
+        mount_cache_gib=config.storage.mount_cache_gib,
+    )
+
+
+def render_workloads(config: InferstackConfig, storage: StorageStack) -> list[RenderedWorkload]:
+    """Build every workload's chart once (its size decides the sharding)."""
+    app, refs = cdk8s.App(), storage_refs(config, storage)
+    rendered = []
+    for workload in config.workloads:
+        chart = WorkloadChart(app, f"{workload.namespace}-{workload.name}", workload, refs, config)
+        rendered.append(RenderedWorkload(workload, chart, len(json.dumps(chart.to_json()))))
+    return rendered
+
+
+def shard_workloads(
+    rendered: Sequence[RenderedWorkload], max_bytes: int | None = None, max_workloads: int | None = None
+) -> list[list[RenderedWorkload]]:
+    """Consecutive groups whose charts fit ``max_bytes`` (default :data:`SHARD_BYTES`) and ``max_workloads``
+    (default :data:`SHARD_WORKLOADS`); config order is kept."""
+    max_bytes = max_bytes or SHARD_BYTES
+    max_workloads = max_workloads or SHARD_WORKLOADS
+    shards: list[list[RenderedWorkload]] = []
+    current: list[RenderedWorkload] = []
+    size = 0
+    for item in rendered:
+        if current and (size + item.size > max_bytes or len(current) >= max_workloads):
+            shards.append(current)
+            current, size = [], 0
+        current.append(item)
+        size += item.size
+    if current:
+        shards.append(current)
+    return shards
+
 
 class WorkloadsStack(cdk.Stack):
-    """Workload identities and charts for ``config.workloads``."""
+    """Identities and Kubernetes objects of one shard of workloads.
+
+    :param primary: the first workloads stack, which owns namespaces and operators; ``None`` for that stack itself.
+    """
 
     def __init__(
         self,
@@ -37,52 +108,43 @@ class WorkloadsStack(cdk.Stack):
         config: InferstackConfig,
         cluster: eks.Cluster,
         storage: StorageStack,
+        workloads: Sequence[RenderedWorkload],
+        primary: WorkloadsStack | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config, self.cluster, self.storage = config, cluster, storage
-        app = cdk8s.App()
-        self.namespaces = add_chart_manifest(
-            self, "Namespaces", cluster, NamespacesChart(app, "namespaces", (w.namespace for w in config.workloads))
-        )
-        fsx = config.storage.fsx
-        file_system = storage.file_system
-        refs = StorageRefs(
-            region=cdk.Aws.REGION,
-            bucket=storage.bucket.bucket_name if storage.bucket is not None else None,
-            fsx_id=file_system.file_system_id if file_system is not None else None,
-            fsx_dns_name=file_system.dns_name if file_system is not None else None,
-            fsx_mount_name=file_system.mount_name if file_system is not None else None,
-            fsx_import_prefix=fsx.import_prefix if fsx else "models/",
-            fsx_path=fsx.file_system_path if fsx else "/models",
-            mount_cache_gib=config.storage.mount_cache_gib,
-        )
         self.operators: dict[str, eks.HelmChart] = {}
-        observability = config.observability
-        if observability.install_prometheus_stack and any(w.monitoring for w in config.workloads):
-            self.operators["prometheus"] = add_prometheus_stack(self, cluster)
-        if observability.install_keda and any(
-            w.autoscaling is not None and w.autoscaling.kind is AutoscalerKind.KEDA for w in config.workloads
-        ):
-            self.operators["keda"] = add_keda(self, cluster)
-        self.roles: dict[str, iam.Role] = {}
+        if primary is None:
+            self.namespaces = add_chart_manifest(
+                self,
+                "Namespaces",
+                cluster,
+                NamespacesChart(cdk8s.App(), "namespaces", (w.namespace for w in config.workloads)),
+            )
+            self._install_operators()
+        else:
+            self.namespaces = primary.namespaces
+            self.operators = primary.operators
         self.charts: dict[str, WorkloadChart] = {}
         self.manifests: dict[str, eks.KubernetesManifest] = {}
-        for workload in config.workloads:
+        for item in workloads:
+            workload = item.workload
             self._identities(workload)
-            chart = self.build_chart(app, workload, refs)
-            manifest = add_chart_manifest(self, f"Workload-{workload.namespace}-{workload.name}", cluster, chart)
-            manifest.node.add_dependency(self.namespaces)
-            for addon in storage.addons.values():
-                manifest.node.add_dependency(addon)
-            for operator in self.operators.values():
-                manifest.node.add_dependency(operator)
-            self.charts[workload.name] = chart
+            manifest = add_chart_manifest(self, f"Workload-{workload.namespace}-{workload.name}", cluster, item.chart)
+            for dependency in (self.namespaces, *storage.addons.values(), *self.operators.values()):
+                manifest.node.add_dependency(dependency)
+            self.charts[workload.name] = item.chart
             self.manifests[workload.name] = manifest
 
-    def build_chart(self, app: cdk8s.App, workload: WorkloadConfig, refs: StorageRefs) -> WorkloadChart:
-        """The workload's chart: identities, model volume and jobs, and its vLLM server."""
-        return WorkloadChart(app, f"{workload.namespace}-{workload.name}", workload, refs, self.config)
+    def _install_operators(self) -> None:
+        """Operators whose CRDs any workload (in any shard) uses."""
+        observability, workloads = self.config.observability, self.config.workloads
+        if observability.install_prometheus_stack and any(w.monitoring for w in workloads):
+            self.operators["prometheus"] = add_prometheus_stack(self, self.cluster)
+        keda = [w for w in workloads if w.autoscaling is not None and w.autoscaling.kind is AutoscalerKind.KEDA]
+        if observability.install_keda and keda:
+            self.operators["keda"] = add_keda(self, self.cluster)
 
     def _associate(self, workload: WorkloadConfig, service_account: str, role: iam.IRole) -> None:
         eks.CfnPodIdentityAssociation(
