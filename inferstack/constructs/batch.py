@@ -10,6 +10,7 @@ from constructs import Construct
 
 BATCH_PRIORITY_CLASS = "inferstack-batch"
 SCRIPTS_DIR = "/scripts"
+WORK_DIR = "/work"
 POD_TMP = "/tmp"  # noqa: S108 - always a pod-local emptyDir
 
 
@@ -41,13 +42,14 @@ def script_job(
     container: k8s.Container,
     volumes: Sequence[k8s.Volume],
     backoff_limit: int,
+    scratch_gib: int,
     node_selector: Mapping[str, str] | None = None,
     tolerations: Sequence[str] = (),
     fs_group: int | None = None,
 ) -> k8s.KubeJob:
     """A ConfigMap holding the script (mounted read-only at ``/scripts``) and a Job running ``container``:
     never restarted in place, batch priority (never preempts serving), RuntimeDefault seccomp, removed a day after
-    it finishes."""
+    it finishes. The pod gets a ``work`` emptyDir of ``scratch_gib`` (mount it with :func:`work_mount`)."""
     config_map = f"{name}-script"
     k8s.KubeConfigMap(
         scope,
@@ -88,3 +90,8 @@ def script_job(
 
 def script_mount() -> k8s.VolumeMount:
     return k8s.VolumeMount(name="script", mount_path=SCRIPTS_DIR, read_only=True)
+
+
+def work_mount() -> k8s.VolumeMount:
+    """The Job's scratch space (``/work``)."""
+    return k8s.VolumeMount(name="work", mount_path=WORK_DIR)

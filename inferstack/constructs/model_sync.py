@@ -9,7 +9,7 @@ from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.versions import ENGINE_IMAGES, IMAGES, MODEL_SYNC_PACKAGES
-from inferstack.constructs.batch import POD_TMP, hardened, script_job, script_mount
+from inferstack.constructs.batch import POD_TMP, hardened, script_job, script_mount, work_mount
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,7 +110,7 @@ class ModelSyncJob(Construct):
             ),
             security_context=read_only_root,
             volume_mounts=[
-                k8s.VolumeMount(name="work", mount_path="/work"),
+                work_mount(),
                 k8s.VolumeMount(name="tmp", mount_path=POD_TMP),
                 script_mount(),
             ],
@@ -124,12 +124,9 @@ class ModelSyncJob(Construct):
             service_account=props.service_account,
             container=container,
             volumes=[
-                k8s.Volume(
-                    name="work",
-                    empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{props.scratch_gib}Gi")),
-                ),
                 k8s.Volume(name="tmp", empty_dir=k8s.EmptyDirVolumeSource()),
             ],
+            scratch_gib=props.scratch_gib,
             backoff_limit=3,
             node_selector=props.node_selector,
         )

@@ -10,7 +10,7 @@ from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.versions import ENGINE_IMAGES
-from inferstack.constructs.batch import POD_TMP, hardened, script_job, script_mount
+from inferstack.constructs.batch import POD_TMP, hardened, script_job, script_mount, work_mount
 
 COMPILED_DIR = "/compiled"
 MODEL_DIR = "/models"
@@ -100,7 +100,7 @@ class NeuronCompileJob(Construct):
             ),
             security_context=hardened(),
             volume_mounts=[
-                k8s.VolumeMount(name="work", mount_path="/work"),
+                work_mount(),
                 k8s.VolumeMount(name="compiled", mount_path=COMPILED_DIR),
                 script_mount(),
             ],
@@ -115,12 +115,9 @@ class NeuronCompileJob(Construct):
             service_account=props.service_account,
             container=container,
             volumes=[
-                k8s.Volume(
-                    name="work",
-                    empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{props.scratch_gib}Gi")),
-                ),
                 k8s.Volume(name="compiled", empty_dir=k8s.EmptyDirVolumeSource()),
             ],
+            scratch_gib=props.scratch_gib,
             backoff_limit=2,
             node_selector=props.node_selector,
             tolerations=props.tolerations,
