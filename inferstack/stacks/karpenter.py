@@ -283,6 +283,12 @@ class Karpenter(Construct):
                 resources=[_INSTANCE_PROFILES.resolve()],
             ),
             iam.PolicyStatement(
+                # Garbage collection of instance profiles Karpenter created (it filters by its own tags).
+                sid="AllowUnscopedInstanceProfileListAction",
+                actions=["iam:ListInstanceProfiles"],
+                resources=["*"],
+            ),
+            iam.PolicyStatement(
                 sid="AllowAPIServerEndpointDiscovery",
                 actions=["eks:DescribeCluster"],
                 resources=[
