@@ -9,7 +9,7 @@ A model that is not here can be described inline in the config (``workloads[].mo
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 GIB = 1024**3
 
@@ -66,6 +66,22 @@ def _m(model_id: str, params: int, layers: int, nh: int, kv: int, hd: int, ctx: 
 _LLAMA = {"gated": True, "tool_call_parser": "llama3_json"}
 _MISTRAL = {"gated": True, "tool_call_parser": "mistral", "mistral_format": True}
 _QWEN = {"tool_call_parser": "hermes"}
+
+# DeepSeek V3/R1: 61 layers of MLA (kv_lora_rank 512 + qk_rope_head_dim 64), weights shipped in FP8.
+_DEEPSEEK_V3 = _m(
+    "deepseek-ai/DeepSeek-V3",
+    671_026_419_200,
+    61,
+    128,
+    128,
+    192,
+    163_840,
+    active_params=37_552_297_472,
+    shipped_weights_gib=627.0,
+    mla_latent_dim=576,
+    tool_call_parser="deepseek_v3",
+    sources="AIC, PAD",
+)
 
 _ROWS = (
     _m(
@@ -222,34 +238,9 @@ _ROWS = (
         active_params=22_190_763_520,
         sources="AIC",
     ),
-    _m(
-        "deepseek-ai/DeepSeek-R1",
-        671_026_419_200,
-        61,
-        128,
-        128,
-        192,
-        163_840,
-        active_params=37_552_297_472,
-        shipped_weights_gib=627.0,
-        mla_latent_dim=576,
-        tool_call_parser="deepseek_v3",
-        sources="AIC, PAD",
-    ),
-    _m(
-        "deepseek-ai/DeepSeek-V3",
-        671_026_419_200,
-        61,
-        128,
-        128,
-        192,
-        163_840,
-        active_params=37_552_297_472,
-        shipped_weights_gib=627.0,
-        mla_latent_dim=576,
-        tool_call_parser="deepseek_v3",
-        sources="AIC, PAD",
-    ),
+    _DEEPSEEK_V3,
+    # DeepSeek-R1 is a post-training of DeepSeek-V3: the same architecture (facts §2b).
+    replace(_DEEPSEEK_V3, id="deepseek-ai/DeepSeek-R1"),
     _m(
         "deepseek-ai/DeepSeek-V2-Lite-Chat",
         15_706_485_888,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import Annotated
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, InstanceType
@@ -16,6 +17,34 @@ _DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
 _RESERVATION = re.compile(r"^cr-[0-9a-z]+$")
 _CRON = re.compile(r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$")
 _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
+_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+_RESERVED_LABEL_PREFIXES = ("inferstack.io/", "karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/", "k8s.io/")
+
+
+def _check_labels(labels: dict[str, str]) -> dict[str, str]:
+    for key, value in labels.items():
+        if not _LABEL_KEY.match(key):
+            raise PydanticCustomError(
+                "label_key", "{key} is not a valid label key — e.g. 'team' or 'example.com/tier'", {"key": key}
+            )
+        if key.startswith(_RESERVED_LABEL_PREFIXES):
+            raise PydanticCustomError(
+                "label_reserved",
+                "{key} is managed by inferstack, Karpenter or Kubernetes — use your own prefix",
+                {"key": key},
+            )
+        if not _LABEL_VALUE.match(value):
+            raise PydanticCustomError(
+                "label_value",
+                "{value} (label {key}) is not a valid label value — at most 63 letters, digits, '-', '_', '.'",
+                {"key": key, "value": value},
+            )
+    return labels
+
+
+NodeLabels = Annotated[dict[str, str], AfterValidator(_check_labels)]
 
 
 class NodeCapacity(StrEnum):
@@ -118,7 +147,7 @@ class AcceleratedNodeGroupConfig(StrictModel):
     """Encrypted gp3 root volume, GiB. Default 500 (inference images are 10–30 GB; caches grow)."""
     ami: AmiVariant | None = None
     """AMI variant. Default: AL2023 NVIDIA for NVIDIA types, AL2023 Neuron for Neuron types."""
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: NodeLabels = Field(default_factory=dict)
     """Extra node labels."""
     taints: tuple[Taint, ...] = ()
     """Extra taints (the accelerator taint is always added)."""
@@ -283,7 +312,7 @@ class KarpenterPoolConfig(StrictModel):
     """Encrypted gp3 root volume, GiB. Default 500 for accelerator pools (large images), 100 for CPU pools."""
     weight: int | None = Field(default=None, ge=1, le=100)
     """NodePool weight (higher is preferred). Default none."""
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: NodeLabels = Field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     """Extra taints (the accelerator taint is always added)."""
 

@@ -80,3 +80,29 @@ def test_accelerator_pool_defaults():
     assert gpu.accelerator_limit == 64 and gpu.effective_root_volume_gib == 500
     assert gpu.effective_consolidation.value == "WhenEmpty"
     assert any(b.nodes == "0" and b.schedule for b in gpu.effective_budgets)
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        ({"bad key": "x"}, "bad key is not a valid label key"),
+        ({"karpenter.sh/nodepool": "y"}, "karpenter.sh/nodepool is managed by inferstack, Karpenter or Kubernetes"),
+        ({"team": "no way"}, "no way (label team) is not a valid label value"),
+    ],
+)
+def test_pool_labels_are_valid_and_not_reserved(labels, expected):
+    (line,) = problems({"karpenter_pools": [{"name": "gpu", "instance_families": ["g6e"], "labels": labels}]})
+    assert line.startswith("compute.karpenter_pools[0].labels: ") and expected in line
+
+
+def test_valid_labels_pass():
+    config = parse_config(
+        {
+            "compute": {
+                "karpenter_pools": [
+                    {"name": "gpu", "instance_families": ["g6e"], "labels": {"example.com/tier": "large", "team": "ml"}}
+                ]
+            }
+        }
+    )
+    assert config.compute.karpenter_pools[0].labels["team"] == "ml"

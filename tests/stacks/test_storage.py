@@ -173,14 +173,10 @@ class TestVolumes:
 def test_removing_storage_from_config_keeps_the_data(removed, synth_config):
     """Removing storage from the config removes the resources from the template; their Retain policies make
     CloudFormation leave them (and their data) in place."""
-    base = {"storage": {"fsx": {"availability_zone": 0}}}
-    before = synth_config(parse_config(base), nag=False)
     kind = "AWS::FSx::FileSystem" if removed == "fsx" else "AWS::S3::Bucket"
-    assert all(r["DeletionPolicy"] == "Retain" for r in before.resources("storage", kind).values())
-    after_config = {"storage": {"fsx": {"availability_zone": 0}, removed: None}}
-    after = synth_config(parse_config(after_config), nag=False)
-    assert not [
-        r
-        for r in after.resources("storage", kind).values()
-        if removed == "fsx" or (r is not None and "ModelBucket" in json.dumps(r))
-    ]
+    before = synth_config(parse_config({"storage": {"fsx": {"availability_zone": 0}}}), nag=False)
+    retained = before.resources("storage", kind)
+    assert retained, f"expected {kind} before removal"
+    assert all(r["DeletionPolicy"] == r["UpdateReplacePolicy"] == "Retain" for r in retained.values())
+    after = synth_config(parse_config({"storage": {"fsx": {"availability_zone": 0}, removed: None}}), nag=False)
+    assert not set(retained) & set(after.resources("storage", kind))
