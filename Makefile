@@ -11,7 +11,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 export CDK_DISABLE_VERSION_CHECK := 1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: install synth test lint format bench schema crds lock clean
+.PHONY: install synth test lint format bench schema crds flags lock clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -55,6 +55,10 @@ schema: install
 ## crds: recompile the vendored CRD schemas from ../shared/crds
 crds: install
 	$(PY) scripts/compile_crds.py
+
+## flags: regenerate the vendored vLLM serve flag lists from ../shared/upstream/engines
+flags: install
+	$(PY) scripts/vendor_engine_flags.py
 
 ## lock: re-freeze requirements.txt from the current venv (after a deliberate upgrade)
 lock:

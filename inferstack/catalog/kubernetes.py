@@ -26,3 +26,10 @@ ACCELERATOR_TAINT_KEY: dict[AcceleratorKind, str] = {
 }
 ACCELERATOR_TAINT_VALUE = "true"
 ACCELERATOR_TAINT_EFFECT = "NoSchedule"
+
+#: The second kube-scheduler the Neuron Helm chart deploys with its scheduler extension
+#: (``scheduler.customScheduler.fullnameOverride`` in the chart's values.yaml, 1.9.0): Neuron pods that set
+#: ``schedulerName`` to it get contiguous Neuron devices (required for pods with more than one device).
+NEURON_SCHEDULER = "my-scheduler"
+#: Namespace of the Neuron chart's node-problem detector (``npd.namespaceOverride``); the chart does not create it.
+NEURON_HEALTHCHECK_NAMESPACE = "neuron-healthcheck-system"

@@ -19,6 +19,13 @@ class HelmChartVersion:
     version: str
     source: str
     """Where the version was read: ``owner/repo`` · path · ref."""
+    reference_version: str | None = None
+    """The release whose vendored ``values.yaml`` (tests/upstream) the values we set are checked against, when no
+    copy of ``version`` itself could be obtained. Default: ``version``."""
+
+    @property
+    def values_reference(self) -> str:
+        return self.reference_version or self.version
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,8 +80,12 @@ HELM_CHARTS: dict[str, HelmChartVersion] = {
     "neuron-helm-chart": HelmChartVersion(
         chart="neuron-helm-chart",
         repository="oci://public.ecr.aws/neuron/neuron-helm-chart",
-        version="1.1.2",
-        source="aws-neuron/neuron-helm-charts · charts/neuron-helm-chart/Chart.yaml · 1a1d41e3 (newest confirmed)",
+        version="1.10.0",
+        # Newest confirmed release (GitHub release 1.10.0, tag commit 8ca1e5c, 2026-08-19; ../shared/crds/CHARTS.md).
+        # Its values.yaml could not be read offline: the values we set are checked against 1.9.0 (b77a6f9), the
+        # nearest vendored copy. Unconfirmed for 1.10.0 itself (?).
+        source="aws-neuron/neuron-helm-charts · GitHub release 1.10.0 (8ca1e5c); values checked against 1.9.0",
+        reference_version="1.9.0",
     ),
     "aws-efa-k8s-device-plugin": HelmChartVersion(
         chart="aws-efa-k8s-device-plugin",
@@ -162,6 +173,9 @@ KARPENTER_AMI_ALIASES: dict[str, str] = {
 IMAGES: dict[str, str] = {
     # Model sync Job: Python + pinned huggingface_hub/boto3 (installed at job start, versions below).
     "model-sync": "public.ecr.aws/docker/library/python:3.12.8-slim-bookworm",
+    # kube-prometheus-stack's CRD upgrade Job copies its CRDs with busybox (chart default tag "latest"; pinned).
+    # docker.io/library/busybox:1.37.0 — release 1.37.0 (2024-09); the tag's digest could not be checked offline.
+    "busybox": "docker.io/library/busybox:1.37.0",
 }
 
 #: Python packages the model-sync Job installs (exact pins; hf_transfer speeds up large downloads).
@@ -171,6 +185,8 @@ MODEL_SYNC_PACKAGES: tuple[str, ...] = ("huggingface_hub==2.4.0", "hf_transfer==
 STORAGE_ADDONS: dict[str, str | None] = {
     "aws-mountpoint-s3-csi-driver": None,
     "aws-fsx-csi-driver": None,
+    # Prometheus' persistent volume (gp3).
+    "aws-ebs-csi-driver": None,
 }
 #: Service accounts of those add-ons that take a Pod Identity role.
 STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {
@@ -178,11 +194,20 @@ STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {
     "aws-fsx-csi-driver": "fsx-csi-controller-sa",
 }
 
+#: vLLM release inside each engine image (the flag list and engine behaviour follow from it).
+ENGINE_VLLM_VERSIONS: dict[str, str] = {"vllm-gpu": "0.19.0", "vllm-neuron": "0.16.0"}
+#: Neuron device families the ``vllm-neuron`` image serves (vllm-neuron 0.5 / NxD Inference).
+NEURON_SERVING_DEVICES: frozenset[str] = frozenset({"Inferentia2", "Trainium"})
+
 #: Serving engine images (pinned). vLLM 0.19 is the version the sizing model is calibrated against.
 ENGINE_IMAGES: dict[str, str] = {
     "vllm-gpu": "vllm/vllm-openai:v0.19.0",
-    # AWS Neuron DLC with vLLM + the Neuron plugin (NxD Inference), Neuron SDK 2.26.
-    "vllm-neuron": "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.10.2-neuronx-py310-sdk2.26.0-ubuntu22.04",
+    # AWS Neuron DLC for Inferentia2 / Trainium1: vLLM 0.16.0 + the vllm-neuron plugin (branch release-0.5.3, NxD
+    # Inference), Neuron SDK 2.31.1, Python 3.12 (aws-neuron/deep-learning-containers tag 2.31.1, 8d2d8380:
+    # vllm/inference/0.16.0/Dockerfile.neuronx — no USER (root), WORKDIR /workspace/vllm, ENTRYPOINT runs its
+    # arguments). The last DLC for inf2/trn1: SDK 2.32.0's release notes say it is no longer published, and the
+    # 2.32+ plugin (vllm-neuron 0.24) serves Trn2/Trn3 only. vLLM 0.16 has no --shutdown-timeout (added in 0.18).
+    "vllm-neuron": "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.16.0-neuronx-py312-sdk2.31.1-ubuntu24.04",
     # Copies pre-compiled Neuron artifacts from S3 before the server starts.
     "aws-cli": "public.ecr.aws/aws-cli/aws-cli:2.27.50",
 }

@@ -10,12 +10,14 @@ import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
+from inferstack.catalog.engine_flags import vllm_version_of_image
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
-from inferstack.catalog.versions import ENGINE_IMAGES
+from inferstack.catalog.kubernetes import NEURON_SCHEDULER, POOL_LABEL, SYSTEM_POOL
+from inferstack.catalog.versions import ENGINE_IMAGES, ENGINE_VLLM_VERSIONS
 from inferstack.config.model import InferstackConfig
 from inferstack.config.placement import pod_plan
 from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
 from inferstack.constructs.model_sync import SYNC_MARKER, ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
 from inferstack.constructs.neuron import (
@@ -25,11 +27,26 @@ from inferstack.constructs.neuron import (
     NeuronCompileJobProps,
     artifacts_prefix,
     fetch_init_container,
+    neuron_kv_cache,
 )
-from inferstack.constructs.vllm import Autoscaling, EngineArgs, VllmServer, VllmServerProps
+from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS, Autoscaling, EngineArgs, VllmServer, VllmServerProps
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
 
 BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
+#: Files a checkpoint format never needs: vLLM 0.19's Run:ai streamer reads every top-level ``*.safetensors`` of
+#: the prefix (runai_streamer_loader / runai_utils.list_safetensors, vLLM issue 40765), so a Mistral-format repo's
+#: ``consolidated.safetensors`` next to its HF shards loads the weights twice. The sync copies one layout only.
+MISTRAL_FORMAT_EXCLUDE = ("model*.safetensors", "model.safetensors.index.json", "original/*")
+"""Mistral format (``--config-format mistral --tokenizer-mode mistral``): params.json, tekken.json /
+tokenizer.model.v*, consolidated*.safetensors — never the HF shards."""
+HF_FORMAT_EXCLUDE = ("consolidated*.safetensors", "consolidated.safetensors.index.json", "params.json", "original/*")
+"""HF format: config.json, tokenizer files, model-*.safetensors — never the consolidated copy or Meta's
+``original/`` checkpoint."""
+
+
+def sync_excludes(workload: WorkloadConfig) -> tuple[str, ...]:
+    """The files of the model repository the engine's format does not read (the sync leaves them out)."""
+    return MISTRAL_FORMAT_EXCLUDE if workload.model.arch.mistral_format else HF_FORMAT_EXCLUDE
 
 
 def sync_service_account(workload: WorkloadConfig) -> str:
@@ -75,8 +92,19 @@ def fsx_model_path(workload: WorkloadConfig, refs: StorageRefs) -> str:
     return f"{refs.fsx_path.rstrip('/')}/{relative}".rstrip("/")
 
 
+#: Pod Security Standards level inferstack enforces on the namespaces it creates (warns at ``restricted``).
+NAMESPACE_ENFORCE = "baseline"
+
+
+def namespaces_to_create(config: InferstackConfig) -> list[str]:
+    """Workload namespaces inferstack owns: all of them except the built-in ones and
+    ``cluster.existing_namespaces`` (never relabel a namespace somebody else owns)."""
+    existing = config.cluster.preexisting_namespaces
+    return sorted({w.namespace for w in config.workloads} - existing)
+
+
 class NamespacesChart(cdk8s.Chart):
-    """One Namespace per distinct workload namespace, labelled for Pod Security admission (baseline)."""
+    """One Namespace per name, labelled for Pod Security admission (enforce baseline, warn restricted)."""
 
     def __init__(self, scope: Construct, construct_id: str, namespaces: Iterable[str]) -> None:
         super().__init__(scope, construct_id, disable_resource_name_hashes=True)
@@ -87,7 +115,7 @@ class NamespacesChart(cdk8s.Chart):
                 metadata=k8s.ObjectMeta(
                     name=name,
                     labels={
-                        "pod-security.kubernetes.io/enforce": "baseline",
+                        "pod-security.kubernetes.io/enforce": NAMESPACE_ENFORCE,
                         "pod-security.kubernetes.io/warn": "restricted",
                     },
                 ),
@@ -178,9 +206,40 @@ class WorkloadChart(cdk8s.Chart):
                     revision=model.revision,
                     hf_token_secret=token,
                     node_selector={POOL_LABEL: SYSTEM_POOL},
+                    priority_class=BATCH_PRIORITY_CLASS,
+                    exclude=sync_excludes(workload),
                 ),
             )
         self.server = self._server(workload, refs, config, labels)
+
+    def _engine(self, workload: WorkloadConfig, neuron: bool) -> EngineArgs:
+        engine, model = workload.engine, workload.model
+        parser = None
+        if engine.tool_calling is not None:
+            parser = engine.tool_calling.parser or model.arch.tool_call_parser
+        kv = (
+            neuron_kv_cache(engine.max_model_len, engine.max_num_seqs, engine.enable_prefix_caching) if neuron else None
+        )
+        return EngineArgs(
+            tensor_parallel_size=engine.tensor_parallel_size,
+            pipeline_parallel_size=engine.pipeline_parallel_size,
+            gpu_memory_utilization=engine.gpu_memory_utilization,
+            max_model_len=engine.max_model_len,
+            max_num_seqs=engine.max_num_seqs,
+            max_num_batched_tokens=engine.max_num_batched_tokens,
+            dtype=engine.dtype.value,
+            quantization=engine.quantization.value if engine.quantization else None,
+            kv_cache_dtype=engine.kv_cache_dtype.value,
+            enable_prefix_caching=engine.enable_prefix_caching,
+            enable_chunked_prefill=engine.enable_chunked_prefill,
+            enforce_eager=engine.enforce_eager,
+            tool_call_parser=parser,
+            mistral_format=model.arch.mistral_format,
+            lmcache=engine.lmcache is not None,
+            block_size=kv.block_size if kv else None,
+            num_gpu_blocks_override=kv.num_blocks if kv else None,
+            extra=engine.extra_args,
+        )
 
     def _server(
         self, workload: WorkloadConfig, refs: StorageRefs, config: InferstackConfig, labels: dict[str, str]
@@ -188,6 +247,7 @@ class WorkloadChart(cdk8s.Chart):
         engine, model = workload.engine, workload.model
         plan = pod_plan(config, workload)
         neuron = plan.accelerator is AcceleratorKind.NEURON
+        engine_args = self._engine(workload, neuron)
         env: dict[str, str] = {}
         if model.source.type is not ModelSourceType.HF:
             env["HF_HUB_OFFLINE"] = "1"
@@ -200,12 +260,10 @@ class WorkloadChart(cdk8s.Chart):
                 "LMCACHE_CHUNK_SIZE": str(engine.lmcache.chunk_size),
             }
         loading, init, volumes = self.loading, [], []
-        image = engine.image or ENGINE_IMAGES["vllm-neuron" if neuron else "vllm-gpu"]
+        image = config.engine_image(workload)
         if neuron and refs.bucket:
-            artifacts = artifacts_prefix(
-                model.bucket_prefix, engine.tensor_parallel_size, engine.max_model_len, engine.max_num_seqs
-            )
-            env |= {"NEURON_COMPILED_ARTIFACTS": COMPILED_DIR, "VLLM_NEURON_FRAMEWORK": "neuronx-distributed-inference"}
+            artifacts = artifacts_prefix(model.bucket_prefix, engine_args, image)
+            env |= {"NEURON_COMPILED_ARTIFACTS": COMPILED_DIR}
             loading = ModelLoading(
                 model=MODEL_DIR,
                 mounts=[
@@ -213,7 +271,7 @@ class WorkloadChart(cdk8s.Chart):
                     k8s.VolumeMount(name="compiled", mount_path=COMPILED_DIR, read_only=True),
                 ],
             )
-            size = int(model.arch.weights_gib * 1.3) + 20
+            size = neuron_model_volume_gib(workload)
             volumes = [
                 k8s.Volume(
                     name="model", empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{size}Gi"))
@@ -237,17 +295,15 @@ class WorkloadChart(cdk8s.Chart):
                     model_prefix=model.bucket_prefix,
                     artifacts_prefix=artifacts,
                     region=refs.region,
-                    tensor_parallel_size=engine.tensor_parallel_size,
-                    max_model_len=engine.max_model_len,
-                    max_num_seqs=engine.max_num_seqs,
+                    engine=engine_args,
                     requests=plan.requests,
                     limits=plan.limits,
                     node_selector=plan.node_selector,
                     tolerations=sorted(plan.tolerations),
-                    env={
-                        "VLLM_NEURON_FRAMEWORK": "neuronx-distributed-inference",
-                        **({"SYNC_MARKER": f"{model.bucket_prefix}{SYNC_MARKER}"} if needs_sync(workload) else {}),
-                    },
+                    model_gib=size,
+                    env={"SYNC_MARKER": f"{model.bucket_prefix}{SYNC_MARKER}"} if needs_sync(workload) else {},
+                    priority_class=BATCH_PRIORITY_CLASS,
+                    scheduler_name=NEURON_SCHEDULER,
                 ),
             )
         elif needs_sync(workload) and refs.bucket:
@@ -262,9 +318,6 @@ class WorkloadChart(cdk8s.Chart):
                     mounts=list(loading.mounts) if mounted else None,
                 )
             ]
-        parser = None
-        if engine.tool_calling is not None:
-            parser = engine.tool_calling.parser or model.arch.tool_call_parser
         scaling = workload.autoscaling
         return VllmServer(
             self,
@@ -275,25 +328,7 @@ class WorkloadChart(cdk8s.Chart):
                 image=image,
                 model=loading,
                 served_model_name=model.name,
-                engine=EngineArgs(
-                    tensor_parallel_size=engine.tensor_parallel_size,
-                    pipeline_parallel_size=engine.pipeline_parallel_size,
-                    gpu_memory_utilization=engine.gpu_memory_utilization,
-                    max_model_len=engine.max_model_len,
-                    max_num_seqs=engine.max_num_seqs,
-                    max_num_batched_tokens=engine.max_num_batched_tokens,
-                    dtype=engine.dtype.value,
-                    quantization=engine.quantization.value if engine.quantization else None,
-                    kv_cache_dtype=engine.kv_cache_dtype.value,
-                    enable_prefix_caching=engine.enable_prefix_caching,
-                    enable_chunked_prefill=engine.enable_chunked_prefill,
-                    enforce_eager=engine.enforce_eager,
-                    tool_call_parser=parser,
-                    mistral_format=model.arch.mistral_format,
-                    lmcache=engine.lmcache is not None,
-                    device="neuron" if neuron else None,
-                    extra=engine.extra_args,
-                ),
+                engine=engine_args,
                 service_account=server_service_account(workload),
                 requests=plan.requests,
                 limits=plan.limits,
@@ -315,5 +350,25 @@ class WorkloadChart(cdk8s.Chart):
                 if scaling
                 else None,
                 monitoring=workload.monitoring,
+                priority_class=SERVING_PRIORITY_CLASS,
+                scheduler_name=NEURON_SCHEDULER if neuron else None,
+                graceful_shutdown=engine_drains(image),
             ),
         )
+
+
+def neuron_model_volume_gib(workload: WorkloadConfig) -> int:
+    """Local copy of the weights on a Neuron node (server and compile Job), GiB: weights + 30 % + 20."""
+    return int(workload.model.arch.weights_gib * 1.3) + 20
+
+
+def engine_drains(image: str) -> bool:
+    """Whether the engine of ``image`` has ``--shutdown-timeout`` (vLLM ≥ 0.18; unknown images are assumed
+    current)."""
+    version = vllm_version_of_image(image)
+    if image == ENGINE_IMAGES["vllm-neuron"]:
+        version = ENGINE_VLLM_VERSIONS["vllm-neuron"]
+    if version is None:
+        return True
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return (major, minor) >= (0, 18)

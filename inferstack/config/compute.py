@@ -10,6 +10,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, InstanceType
+from inferstack.catalog.kubernetes import ACCELERATOR_TAINT_KEY
 from inferstack.config.base import StrictModel
 from inferstack.config.types import AvailabilityZone, InstanceTypeName, KubernetesName
 
@@ -419,11 +420,27 @@ class KarpenterPoolConfig(StrictModel):
         return self.root_volume_gib or (500 if self.is_accelerated else 100)
 
 
-class GpuOperatorConfig(StrictModel):
-    """NVIDIA GPU operator settings (installed when any NVIDIA node group or pool exists)."""
+class NodeDaemonConfig(StrictModel):
+    """A node daemon inferstack installs (GPU operator, Neuron device plugin, EFA device plugin)."""
 
     extra_tolerations: tuple[Taint, ...] = ()
-    """Taints of your GPU pools the operator's DaemonSets must tolerate besides ``nvidia.com/gpu``."""
+    """Taints of the pools it serves that its DaemonSets must tolerate besides the accelerator taints inferstack
+    adds itself. Default none (rule NODE-DAEMON-TAINTS names any taint left out)."""
+
+
+#: Kept for configs and code written against the GPU-operator-only settings.
+GpuOperatorConfig = NodeDaemonConfig
+
+
+class NodeDaemon(StrEnum):
+    """Node daemons inferstack installs, by the ``compute`` key of their settings."""
+
+    GPU_OPERATOR = "gpu_operator"
+    """NVIDIA GPU operator (device plugin, DCGM exporter, NFD worker) — on NVIDIA pools."""
+    NEURON_PLUGIN = "neuron_plugin"
+    """Neuron Helm chart's device plugin and node-problem detector — on Neuron pools."""
+    EFA_PLUGIN = "efa_plugin"
+    """EFA device plugin — on pools with ``efa: true``."""
 
 
 class ComputeConfig(StrictModel):
@@ -433,7 +450,12 @@ class ComputeConfig(StrictModel):
     """Managed accelerated node groups. Default none."""
     karpenter_pools: tuple[KarpenterPoolConfig, ...] = ()
     """Karpenter NodePools. Default none (Karpenter is installed when at least one pool is configured)."""
-    gpu_operator: GpuOperatorConfig = GpuOperatorConfig()
+    gpu_operator: NodeDaemonConfig = NodeDaemonConfig()
+    """NVIDIA GPU operator (installed when any NVIDIA node group or pool exists)."""
+    neuron_plugin: NodeDaemonConfig = NodeDaemonConfig()
+    """Neuron device plugin (installed when any Neuron node group or pool exists)."""
+    efa_plugin: NodeDaemonConfig = NodeDaemonConfig()
+    """EFA device plugin (installed when any pool has EFA)."""
 
     @model_validator(mode="after")
     def _unique_names(self) -> ComputeConfig:
@@ -457,3 +479,24 @@ class ComputeConfig(StrictModel):
     @property
     def has_efa(self) -> bool:
         return any(p.efa for p in self.pools)
+
+    def daemon_pools(self, daemon: NodeDaemon) -> list[AcceleratedNodeGroupConfig | KarpenterPoolConfig]:
+        """The pools whose nodes ``daemon`` must run on."""
+        if daemon is NodeDaemon.GPU_OPERATOR:
+            return [p for p in self.pools if p.accelerator is AcceleratorKind.NVIDIA]
+        if daemon is NodeDaemon.NEURON_PLUGIN:
+            return [p for p in self.pools if p.accelerator is AcceleratorKind.NEURON]
+        return [p for p in self.pools if p.efa]
+
+    def daemon_tolerations(self, daemon: NodeDaemon) -> tuple[Taint, ...]:
+        """What ``daemon``'s DaemonSets tolerate: the accelerator taint of every pool it serves (inferstack's own),
+        then its ``extra_tolerations``. The Helm values and rule NODE-DAEMON-TAINTS both read this."""
+        own = sorted(
+            {
+                ACCELERATOR_TAINT_KEY[p.accelerator]
+                for p in self.daemon_pools(daemon)
+                if p.accelerator is not AcceleratorKind.NONE
+            }
+        )
+        settings: NodeDaemonConfig = getattr(self, daemon.value)
+        return (*(Taint(key=key) for key in own), *settings.extra_tolerations)

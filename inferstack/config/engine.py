@@ -8,6 +8,7 @@ from enum import StrEnum
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from inferstack.catalog.engine_flags import VLLM_VERSIONS, UnknownFlag, vllm_flags, vllm_version_of_image
 from inferstack.config.base import StrictModel
 
 _FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*(=.*)?$")
@@ -35,6 +36,44 @@ MANAGED_FLAGS = frozenset(
         "--kv-transfer-config",
     }
 )
+
+
+def flags_version_of(image: str) -> str | None:
+    """The vLLM release of ``image`` when inferstack carries its flag list, else None."""
+    version = vllm_version_of_image(image)
+    return version if version in VLLM_VERSIONS else None
+
+
+def check_extra_args(args: tuple[str, ...] | list[str], version: str, prefix: str = "") -> None:
+    """Raise a config error for the first problem of ``args`` against vLLM ``version``'s flags: an unknown flag
+    (with the nearest known spellings) or a spelling of a flag a typed field sets. Error paths are
+    ``<prefix>extra_args[i]``."""
+    flags = vllm_flags(version)
+    for index, written, name in flags.known_flags(args):
+        if name in MANAGED_FLAGS:
+            raise PydanticCustomError(
+                "managed_flag",
+                "{flag} ({name}) is set by a typed field of engine — use that field instead",
+                {"flag": written, "name": name, "field": f"{prefix}extra_args[{index}]"},
+            )
+    unknown = flags.parse(args)
+    if not unknown:
+        return
+
+    def describe(item: UnknownFlag) -> str:
+        near = " or ".join(item.near)
+        return f"{item.flag} is not a flag of vLLM {version}" + (f" — did you mean {near}?" if near else "")
+
+    if len(unknown) == 1:
+        (item,) = unknown
+        raise PydanticCustomError(
+            "unknown_flag", "{detail}", {"detail": describe(item), "field": f"{prefix}extra_args[{item.index}]"}
+        )
+    raise PydanticCustomError(
+        "unknown_flag",
+        "{detail}",
+        {"detail": "; ".join(f"[{item.index}] {describe(item)}" for item in unknown), "field": f"{prefix}extra_args"},
+    )
 
 
 class Dtype(StrEnum):
@@ -120,6 +159,22 @@ class VllmEngineConfig(StrictModel):
                     {"flag": flag},
                 )
         return args
+
+    @property
+    def flags_version(self) -> str | None:
+        """The vLLM release whose flag list ``extra_args`` is checked against here: the version of an explicit
+        ``image``, or None (no image given: the platform checks against the pool's default image, see
+        ``InferstackConfig``; or the image's version is unknown / has no vendored list: unchecked)."""
+        return flags_version_of(self.image) if self.image else None
+
+    @model_validator(mode="after")
+    def _known_flags(self) -> VllmEngineConfig:
+        """Every flag of ``extra_args`` must be one the engine's vLLM release accepts (in any of its spellings, which
+        must not stand for a managed flag either). Skipped when the release is unknown (see ``flags_version``)."""
+        version = self.flags_version if self.extra_args else None
+        if version is not None:
+            check_extra_args(self.extra_args, version)
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> VllmEngineConfig:

@@ -11,9 +11,10 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
-from inferstack.catalog.versions import CORE_ADDONS, DEFAULT_KUBERNETES_VERSION, KUBERNETES_RELEASES
+from inferstack.catalog.versions import CORE_ADDONS, DEFAULT_KUBERNETES_VERSION, ENGINE_IMAGES, KUBERNETES_RELEASES
 from inferstack.config.base import StrictModel
 from inferstack.config.compute import ComputeConfig
+from inferstack.config.engine import check_extra_args, flags_version_of
 from inferstack.config.storage import StorageConfig
 from inferstack.config.types import (
     AccountId,
@@ -21,6 +22,7 @@ from inferstack.config.types import (
     Cidr,
     ClusterName,
     InstanceTypeName,
+    KubernetesName,
     PrincipalArn,
     Region,
     StackPrefix,
@@ -159,6 +161,8 @@ class SystemNodeGroupConfig(StrictModel):
 
 
 ALL_CONTROL_PLANE_LOGS: tuple[ControlPlaneLog, ...] = tuple(ControlPlaneLog)
+#: Namespaces every Kubernetes cluster has.
+BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
 
 class ClusterConfig(StrictModel):
@@ -181,6 +185,17 @@ class ClusterConfig(StrictModel):
     Default: the version EKS selects for the Kubernetes version."""
     system_nodes: SystemNodeGroupConfig = SystemNodeGroupConfig()
     """The CPU system node group."""
+    existing_namespaces: tuple[KubernetesName, ...] = ()
+    """Namespaces that already exist on the cluster (created by someone else). inferstack applies no Namespace
+    object to them (their labels, e.g. Pod Security, stay as their owner set them) and judges their pods at the
+    ``privileged`` level unless you say otherwise. ``default``, ``kube-system``, ``kube-public`` and
+    ``kube-node-lease`` always count as existing. Default none: every other workload namespace is created by
+    inferstack with Pod Security ``enforce: baseline``."""
+
+    @property
+    def preexisting_namespaces(self) -> frozenset[str]:
+        """Namespaces inferstack never creates (built-in ones and ``existing_namespaces``)."""
+        return BUILT_IN_NAMESPACES | frozenset(self.existing_namespaces)
 
     @field_validator("kubernetes_version", mode="before")
     @classmethod
@@ -221,6 +236,14 @@ class ObservabilityConfig(StrictModel):
     """kube-prometheus-stack (PodMonitor CRD, Prometheus) when a workload has ``monitoring`` on. Default on."""
     install_keda: bool = True
     """KEDA (ScaledObject CRD) when a workload autoscales with KEDA. Default on."""
+    prometheus_retention_days: int = Field(default=15, ge=1, le=365)
+    """How long Prometheus keeps samples, days. Default 15."""
+    prometheus_storage_gib: int = Field(default=50, ge=5, le=16384)
+    """Prometheus' persistent volume (gp3, encrypted), GiB: samples survive restarts. Default 50."""
+    custom_metrics_adapter: bool = False
+    """The cluster runs a custom-metrics adapter (e.g. prometheus-adapter) that serves the pods metric
+    ``vllm_num_requests_waiting`` to the HPA. inferstack does not install one; ``autoscaling.kind: hpa`` needs
+    this set (rule AUTOSCALING-HPA-ADAPTER). Default off."""
 
 
 class RuleAcknowledgement(StrictModel):
@@ -334,6 +357,7 @@ class InferstackConfig(StrictModel):
                     "'{pool}' is not a node group or Karpenter pool — valid: {valid}",
                     {"pool": workload.pool, "valid": valid, "field": f"workloads[{index}].pool"},
                 )
+            self._check_engine_flags(index, workload)
             key = (workload.namespace, workload.name)
             if key in names:
                 raise PydanticCustomError(
@@ -342,6 +366,27 @@ class InferstackConfig(StrictModel):
                     {"ns": key[0], "name": key[1], "field": f"workloads[{index}].name"},
                 )
             names.add(key)
+
+    def engine_image(self, workload: WorkloadConfig) -> str:
+        """The image the workload's engine runs: ``engine.image``, else the catalog's vLLM image for its pool's
+        accelerator (GPU or Neuron)."""
+        if workload.engine.image:
+            return workload.engine.image
+        neuron = self.pool(workload.pool).accelerator is AcceleratorKind.NEURON
+        return ENGINE_IMAGES["vllm-neuron" if neuron else "vllm-gpu"]
+
+    def engine_flags_version(self, workload: WorkloadConfig) -> str | None:
+        """The vLLM release the workload's engine flags are checked against (None: unchecked, no flag list)."""
+        return flags_version_of(self.engine_image(workload))
+
+    def _check_engine_flags(self, index: int, workload: WorkloadConfig) -> None:
+        """``extra_args`` against the flags of the default image of the workload's pool (an explicit
+        ``engine.image`` is checked by the engine model itself)."""
+        if workload.engine.image or not workload.engine.extra_args:
+            return
+        version = self.engine_flags_version(workload)
+        if version is not None:
+            check_extra_args(workload.engine.extra_args, version, prefix=f"workloads[{index}].engine.")
 
     def pool(self, name: str) -> Any:
         """The node group or Karpenter pool called ``name``."""

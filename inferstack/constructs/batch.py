@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
+from typing import Any
 
+import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
@@ -12,6 +17,8 @@ BATCH_PRIORITY_CLASS = "inferstack-batch"
 SCRIPTS_DIR = "/scripts"
 WORK_DIR = "/work"
 POD_TMP = "/tmp"  # noqa: S108 - always a pod-local emptyDir
+#: Placeholder name of the script ConfigMap while the template is hashed (replaced by ``<job>-script``).
+SCRIPT_CONFIG_MAP = "script"
 
 
 def hardened(user: int = 1000, *, read_only_root_filesystem: bool | None = None) -> k8s.SecurityContext:
@@ -31,6 +38,20 @@ def script(name: str) -> str:
     return resources.files("inferstack.constructs").joinpath(f"scripts/{name}").read_text()
 
 
+#: A CDK token rendered into a manifest (``${Token[Bucket.Name.123]}``): its counter depends on construction order,
+#: not on what it stands for, so it is masked before hashing.
+_TOKEN = re.compile(r"\$\{Token\[[^\]]*\]\}")
+
+
+def content_name(base: str, *parts: Any) -> str:
+    """``<base>-<8 hex>``: a name that changes exactly when ``parts`` (JSON-serialisable) change. Job pod templates
+    are immutable, so a Job whose template changes must be a new Job (``kubectl apply`` of a changed template on an
+    existing Job fails). CDK tokens are masked, so construction order does not rename anything."""
+    text = _TOKEN.sub("<token>", json.dumps(parts, sort_keys=True, default=str))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{base[: 63 - 9]}-{digest}"
+
+
 def script_job(
     scope: Construct,
     *,
@@ -46,46 +67,67 @@ def script_job(
     node_selector: Mapping[str, str] | None = None,
     tolerations: Sequence[str] = (),
     fs_group: int | None = None,
+    priority_class: str | None = BATCH_PRIORITY_CLASS,
+    scheduler_name: str | None = None,
 ) -> k8s.KubeJob:
     """A ConfigMap holding the script (mounted read-only at ``/scripts``) and a Job running ``container``:
-    never restarted in place, batch priority (never preempts serving), RuntimeDefault seccomp, removed a day after
-    it finishes. The pod gets a ``work`` emptyDir of ``scratch_gib`` (mount it with :func:`work_mount`)."""
-    config_map = f"{name}-script"
-    k8s.KubeConfigMap(
-        scope,
-        "script",
-        metadata=k8s.ObjectMeta(name=config_map, namespace=namespace),
-        data={script_name: script(script_name)},
+    never restarted in place, ``priority_class`` (default ``inferstack-batch``: never preempts serving; ``None`` =
+    the cluster default), RuntimeDefault seccomp, removed a day after it finishes. The pod gets a ``work`` emptyDir
+    of ``scratch_gib`` GiB (mount it with :func:`work_mount`).
+
+    Both objects are named ``<name>-<hash>`` of the script and the whole pod template (:func:`content_name`), so
+    any change to what the Job runs creates a new Job instead of failing on the immutable template."""
+    text = script(script_name)
+    spec = k8s.PodSpec(
+        service_account_name=service_account,
+        restart_policy="Never",
+        priority_class_name=priority_class,
+        scheduler_name=scheduler_name,
+        node_selector=dict(node_selector) if node_selector else None,
+        tolerations=[k8s.Toleration(key=key, operator="Exists", effect="NoSchedule") for key in sorted(tolerations)]
+        or None,
+        security_context=k8s.PodSecurityContext(
+            fs_group=fs_group, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
+        ),
+        containers=[container],
+        volumes=[
+            *volumes,
+            k8s.Volume(
+                name="work",
+                empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{scratch_gib}Gi")),
+            ),
+            k8s.Volume(name="script", config_map=k8s.ConfigMapVolumeSource(name=SCRIPT_CONFIG_MAP)),
+        ],
     )
-    return k8s.KubeJob(
+    labels = {"app.kubernetes.io/component": component}
+    job = k8s.KubeJob(
         scope,
         "job",
-        metadata=k8s.ObjectMeta(name=name, namespace=namespace, labels={"app.kubernetes.io/component": component}),
+        metadata=k8s.ObjectMeta(name=name, namespace=namespace, labels=labels),
         spec=k8s.JobSpec(
             backoff_limit=backoff_limit,
             ttl_seconds_after_finished=86_400,
-            template=k8s.PodTemplateSpec(
-                spec=k8s.PodSpec(
-                    service_account_name=service_account,
-                    restart_policy="Never",
-                    priority_class_name=BATCH_PRIORITY_CLASS,
-                    node_selector=dict(node_selector) if node_selector else None,
-                    tolerations=[
-                        k8s.Toleration(key=key, operator="Exists", effect="NoSchedule") for key in sorted(tolerations)
-                    ]
-                    or None,
-                    security_context=k8s.PodSecurityContext(
-                        fs_group=fs_group, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
-                    ),
-                    containers=[container],
-                    volumes=[
-                        *volumes,
-                        k8s.Volume(name="script", config_map=k8s.ConfigMapVolumeSource(name=config_map)),
-                    ],
-                )
-            ),
+            template=k8s.PodTemplateSpec(metadata=k8s.ObjectMeta(labels=labels), spec=spec),
         ),
     )
+    job_name = content_name(name, text, job.to_json()["spec"])
+    config_map = f"{job_name}-script"
+    job.add_json_patch(
+        cdk8s.JsonPatch.replace("/metadata/name", job_name),
+        cdk8s.JsonPatch.replace(f"/spec/template/spec/volumes/{len(volumes) + 1}/configMap/name", config_map),
+    )
+    k8s.KubeConfigMap(
+        scope,
+        "script",
+        metadata=k8s.ObjectMeta(name=config_map, namespace=namespace, labels=labels),
+        data={script_name: text},
+    )
+    return job
+
+
+def job_name(job: k8s.KubeJob) -> str:
+    """The name a :func:`script_job` Job is applied with."""
+    return str(job.to_json()["metadata"]["name"])
 
 
 def script_mount() -> k8s.VolumeMount:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.versions import ENGINE_IMAGES, IMAGES, MODEL_SYNC_PACKAGES
-from inferstack.constructs.batch import POD_TMP, hardened, script_job, script_mount, work_mount
+from inferstack.constructs.batch import POD_TMP, hardened, job_name, script_job, script_mount, work_mount
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -17,7 +16,8 @@ class ModelSyncJobProps:
     """Copy ``model_id@revision`` to ``s3://bucket/prefix``."""
 
     name: str
-    """Base name; the Job is ``<name>-<hash of model and revision>`` so a new revision is a new Job."""
+    """Base name; the Job is ``<name>-<hash of its script and pod template>``, so a new revision, file set or
+    image is a new Job."""
     namespace: str
     service_account: str
     """Bound to a role that can write the prefix (and nothing else)."""
@@ -31,6 +31,13 @@ class ModelSyncJobProps:
     node_selector: dict[str, str] | None = None
     scratch_gib: int = 60
     """Local space for the largest file of the model, GiB. Default 60."""
+    include: tuple[str, ...] = ()
+    """Glob patterns (repository-relative) of the files to copy. Default: every file of the revision."""
+    exclude: tuple[str, ...] = ()
+    """Glob patterns of files never to copy (applied after ``include``). Default none."""
+    priority_class: str | None = None
+    """PriorityClass of the Job's pod (it must exist on the cluster). Default: none (the cluster default);
+    inferstack platforms pass ``inferstack-batch``."""
 
 
 #: Object the sync Job writes last under the model prefix; servers and the Neuron compile Job wait for it.
@@ -71,8 +78,6 @@ class ModelSyncJob(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: ModelSyncJobProps) -> None:
         super().__init__(scope, construct_id)
-        digest = hashlib.sha256(f"{props.model_id}@{props.revision}:{props.prefix}".encode()).hexdigest()[:8]
-        self.job_name = f"{props.name}-{digest}"
         env = [
             k8s.EnvVar(name="BUCKET", value=props.bucket),
             k8s.EnvVar(name="PREFIX", value=props.prefix),
@@ -84,6 +89,8 @@ class ModelSyncJob(Construct):
             k8s.EnvVar(name="WORK_DIR", value="/work"),
             k8s.EnvVar(name="PYTHONPATH", value="/work/site"),
             k8s.EnvVar(name="HF_HUB_ENABLE_HF_TRANSFER", value="1"),
+            k8s.EnvVar(name="INCLUDE", value=",".join(props.include)),
+            k8s.EnvVar(name="EXCLUDE", value=",".join(props.exclude)),
         ]
         if props.hf_token_secret:
             secret, key = props.hf_token_secret
@@ -115,9 +122,9 @@ class ModelSyncJob(Construct):
                 script_mount(),
             ],
         )
-        script_job(
+        self.job = script_job(
             self,
-            name=self.job_name,
+            name=props.name,
             namespace=props.namespace,
             component="model-sync",
             script_name="model_sync.py",
@@ -129,4 +136,6 @@ class ModelSyncJob(Construct):
             scratch_gib=props.scratch_gib,
             backoff_limit=3,
             node_selector=props.node_selector,
+            priority_class=props.priority_class,
         )
+        self.job_name = job_name(self.job)

@@ -1,8 +1,20 @@
-"""Neuron: a compile Job that compiles a model once and stores the artifacts in S3, and the init container that
-gives a server the weights and those pre-compiled artifacts (servers never compile at start)."""
+"""Neuron (Inferentia2 / Trainium1, vllm-neuron 0.5 on NxD Inference): a compile Job that compiles a model once
+with the server's exact engine settings and stores the artifacts in S3, and the init container that gives a server
+the weights and those artifacts (servers never compile at start).
+
+The plugin saves to and loads from ``NEURON_COMPILED_ARTIFACTS``: when the directory holds a compiled model it is
+loaded as is — differing engine settings are ignored — otherwise the plugin compiles into it. So the Job runs
+``vllm.LLM(...)`` with :meth:`EngineArgs.kwargs` of the very engine the server renders, with the weights at the same
+path (``/models``). KV cache on Neuron: with prefix caching the block size must be set (vllm-neuron
+``platform.py`` asserts it) and ``--num-gpu-blocks-override`` must hold ``ceil(max_model_len / block) ×
+max_num_seqs`` blocks; without it the plugin uses one block of ``max_model_len`` per sequence
+(Neuron SDK vLLM user guide, known issues) — see :func:`neuron_kv_cache`.
+"""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -10,16 +22,38 @@ from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.versions import ENGINE_IMAGES
-from inferstack.constructs.batch import POD_TMP, hardened, script_job, script_mount, work_mount
+from inferstack.constructs.batch import POD_TMP, content_name, hardened, job_name, script_job, script_mount, work_mount
+from inferstack.constructs.vllm import CACHE_ENV, HOME, SERVING_UID, SERVING_USER, EngineArgs
 
 COMPILED_DIR = "/compiled"
 MODEL_DIR = "/models"
 MARKER = ".inferstack-compile-complete"
+#: KV block size with prefix caching on Neuron (the SDK guide recommends 16 or 32).
+PREFIX_BLOCK_SIZE = 32
 
 
-def artifacts_prefix(model_prefix: str, tp: int, max_model_len: int, max_num_seqs: int) -> str:
-    """Where the artifacts of one (parallelism, shape) live, under the model's own prefix."""
-    return f"{model_prefix}neuron/tp{tp}-len{max_model_len}-seqs{max_num_seqs}/"
+@dataclass(frozen=True)
+class NeuronKvCache:
+    """``--block-size`` / ``--num-gpu-blocks-override`` for a Neuron engine."""
+
+    block_size: int | None
+    """None: the plugin uses ``max_model_len`` (one block per sequence, prefix caching off)."""
+    num_blocks: int
+
+
+def neuron_kv_cache(max_model_len: int, max_num_seqs: int, prefix_caching: bool) -> NeuronKvCache:
+    """The KV cache vllm-neuron needs: with prefix caching, blocks of :data:`PREFIX_BLOCK_SIZE` tokens, enough for
+    ``max_num_seqs`` full sequences; without, one ``max_model_len`` block per sequence."""
+    if prefix_caching:
+        return NeuronKvCache(PREFIX_BLOCK_SIZE, math.ceil(max_model_len / PREFIX_BLOCK_SIZE) * max_num_seqs)
+    return NeuronKvCache(None, max_num_seqs)
+
+
+def artifacts_prefix(model_prefix: str, engine: EngineArgs, image: str) -> str:
+    """Where the artifacts of one (image, engine settings) live, under the model's own prefix: readable
+    (``tp8-len4096-seqs8``) and unique (a hash of everything the compile depends on)."""
+    base = f"tp{engine.tensor_parallel_size}-len{engine.max_model_len}-seqs{engine.max_num_seqs}"
+    return f"{model_prefix}neuron/{content_name(base, image, engine.kwargs())}/"
 
 
 def fetch_init_container(*, bucket: str, model_prefix: str, artifacts: str, region: str) -> k8s.Container:
@@ -48,45 +82,65 @@ def fetch_init_container(*, bucket: str, model_prefix: str, artifacts: str, regi
     )
 
 
+def neuron_runtime_env() -> dict[str, str]:
+    """Environment of a Neuron engine process run as the serving user (the DLC is built for root): HOME,
+    USER/LOGNAME (``getpass.getuser()`` in torch), the caches, the compiled-artifacts directory and the Neuron
+    compiler's cache on the writable home volume."""
+    return {
+        "HOME": HOME,
+        "USER": SERVING_USER,
+        "LOGNAME": SERVING_USER,
+        **CACHE_ENV,
+        "NEURON_COMPILED_ARTIFACTS": COMPILED_DIR,
+        "NEURON_COMPILE_CACHE_URL": f"{HOME}/.cache/neuron-compile-cache",
+    }
+
+
 @dataclass(frozen=True, kw_only=True)
 class NeuronCompileJobProps:
     name: str
+    """Base name; the Job is ``<name>-<hash of its script and pod template>``."""
     namespace: str
     service_account: str
     """Bound to a role that can read the model prefix and write the artifacts prefix."""
     image: str
+    """The server's engine image (the compile must be done by the same plugin version)."""
     bucket: str
     model_prefix: str
     artifacts_prefix: str
     region: str
-    tensor_parallel_size: int
-    max_model_len: int
-    max_num_seqs: int
+    engine: EngineArgs
+    """The server's engine settings: the Job compiles exactly these (:meth:`EngineArgs.kwargs`)."""
     requests: Mapping[str, str]
     limits: Mapping[str, str]
     node_selector: Mapping[str, str]
     tolerations: Sequence[str] = ()
+    model_gib: int = 40
+    """Volume for the downloaded weights (at the server's path, ``/models``), GiB. Default 40."""
     scratch_gib: int = 200
+    """Compiler scratch space and caches, GiB. Default 200."""
     env: Mapping[str, str] = field(default_factory=dict)
+    priority_class: str | None = None
+    """PriorityClass of the Job's pod (it must exist). Default: none (the cluster default)."""
+    scheduler_name: str | None = None
+    """``schedulerName`` (the Neuron scheduler extension for contiguous devices). Default: the default scheduler."""
 
 
 class NeuronCompileJob(Construct):
-    """Compiles on the Neuron pool with the server's parallelism (same devices), once per shape."""
+    """Compiles on the Neuron pool with the server's engine settings (same devices), once per settings hash."""
 
     def __init__(self, scope: Construct, construct_id: str, props: NeuronCompileJobProps) -> None:
         super().__init__(scope, construct_id)
         values = {
+            **neuron_runtime_env(),
             "BUCKET": props.bucket,
             "MODEL_PREFIX": props.model_prefix,
             "ARTIFACTS_PREFIX": props.artifacts_prefix,
             "AWS_REGION": props.region,
             "AWS_DEFAULT_REGION": props.region,
-            "WORK_DIR": "/work",
-            "HOME": "/work",
-            "NEURON_COMPILED_ARTIFACTS": COMPILED_DIR,
-            "TENSOR_PARALLEL_SIZE": str(props.tensor_parallel_size),
-            "MAX_MODEL_LEN": str(props.max_model_len),
-            "MAX_NUM_SEQS": str(props.max_num_seqs),
+            "MODEL_DIR": MODEL_DIR,
+            "ENGINE_KWARGS": json.dumps(props.engine.kwargs(), sort_keys=True, separators=(",", ":")),
+            "VLLM_NO_USAGE_STATS": "1",
             **props.env,
         }
         container = k8s.Container(
@@ -98,15 +152,17 @@ class NeuronCompileJob(Construct):
                 requests={k: k8s.Quantity.from_string(v) for k, v in props.requests.items()},
                 limits={k: k8s.Quantity.from_string(v) for k, v in props.limits.items()},
             ),
-            security_context=hardened(),
+            security_context=hardened(SERVING_UID),
             volume_mounts=[
                 work_mount(),
+                k8s.VolumeMount(name="home", mount_path=HOME),
+                k8s.VolumeMount(name="model", mount_path=MODEL_DIR),
                 k8s.VolumeMount(name="compiled", mount_path=COMPILED_DIR),
+                k8s.VolumeMount(name="tmp", mount_path=POD_TMP),
                 script_mount(),
             ],
         )
-        self.job_name = props.name
-        script_job(
+        self.job = script_job(
             self,
             name=props.name,
             namespace=props.namespace,
@@ -115,11 +171,20 @@ class NeuronCompileJob(Construct):
             service_account=props.service_account,
             container=container,
             volumes=[
+                k8s.Volume(name="home", empty_dir=k8s.EmptyDirVolumeSource()),
+                k8s.Volume(
+                    name="model",
+                    empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{props.model_gib}Gi")),
+                ),
                 k8s.Volume(name="compiled", empty_dir=k8s.EmptyDirVolumeSource()),
+                k8s.Volume(name="tmp", empty_dir=k8s.EmptyDirVolumeSource()),
             ],
             scratch_gib=props.scratch_gib,
             backoff_limit=2,
             node_selector=props.node_selector,
             tolerations=props.tolerations,
-            fs_group=1000,
+            fs_group=SERVING_UID,
+            priority_class=props.priority_class,
+            scheduler_name=props.scheduler_name,
         )
+        self.job_name = job_name(self.job)

@@ -8,6 +8,7 @@ that kill model loads). Every value comes in through typed props; nothing here k
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,31 @@ from inferstack.constructs.model_source import ModelLoading
 PORT = 8000
 SERVING_PRIORITY_CLASS = "inferstack-serving"
 PROBE_PERIOD_SECONDS = 10
+#: preStop pause: endpoints controllers and kube-proxy stop routing to the pod before the engine drains, seconds.
+PRE_STOP_SECONDS = 15
+#: Left between the engine's drain deadline and SIGKILL (process exit, log flush), seconds.
+EXIT_MARGIN_SECONDS = 10
+#: The serving user. The vLLM image has no USER (built to run as root) and no passwd entry for other UIDs, so the
+#: pod gives the process a writable HOME and USER/LOGNAME (``getpass.getuser()`` reads those before the passwd
+#: database, which torch's compile caches and Triton call).
+SERVING_UID = 1000
+SERVING_USER = "vllm"
+HOME = "/home/vllm"
+CACHE = f"{HOME}/.cache"
+#: Every cache vLLM and its libraries write by default, moved onto the pod's writable ``home`` volume (the image's
+#: defaults are under root's home or keyed by the passwd user name).
+CACHE_ENV: dict[str, str] = {
+    "XDG_CACHE_HOME": CACHE,
+    "XDG_CONFIG_HOME": f"{HOME}/.config",
+    "VLLM_CACHE_ROOT": f"{CACHE}/vllm",
+    "VLLM_CONFIG_ROOT": f"{HOME}/.config/vllm",
+    "TRITON_CACHE_DIR": f"{CACHE}/triton",
+    "TORCHINDUCTOR_CACHE_DIR": f"{CACHE}/torchinductor",
+    "TORCH_HOME": f"{CACHE}/torch",
+    "CUDA_CACHE_PATH": f"{CACHE}/nv",
+    "NUMBA_CACHE_DIR": f"{CACHE}/numba",
+    "OUTLINES_CACHE_DIR": f"{CACHE}/outlines",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,8 +73,16 @@ class EngineArgs:
     calling since vLLM 0.9)."""
     lmcache: bool = False
     """``--kv-transfer-config`` for LMCacheConnectorV1 (kv_both)."""
-    device: str | None = None
-    """``neuron`` for Inferentia/Trainium."""
+    block_size: int | None = None
+    """``--block-size`` (tokens per KV block). Default: the engine's."""
+    num_gpu_blocks_override: int | None = None
+    """``--num-gpu-blocks-override`` (KV blocks, instead of profiling; the Neuron plugin sizes its KV cache from
+    it). Default: profiled by the engine."""
+    shutdown_timeout: int | None = None
+    """``--shutdown-timeout``: seconds the engine drains in-flight requests after SIGTERM (vLLM's default 0
+    aborts them). Default: set by :class:`VllmServer` from its termination grace period."""
+    additional_config: Mapping[str, Any] | None = None
+    """``--additional-config`` (platform plugin settings, e.g. vllm-neuron's ``override_neuron_config``)."""
     extra: Sequence[str] = ()
 
     def render(self) -> list[str]:
@@ -86,9 +120,43 @@ class EngineArgs:
         if self.lmcache:
             config = {"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"}
             args += ["--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
-        if self.device:
-            args += ["--device", self.device]
+        if self.block_size is not None:
+            args += ["--block-size", str(self.block_size)]
+        if self.num_gpu_blocks_override is not None:
+            args += ["--num-gpu-blocks-override", str(self.num_gpu_blocks_override)]
+        if self.shutdown_timeout is not None:
+            args += ["--shutdown-timeout", str(self.shutdown_timeout)]
+        if self.additional_config:
+            args += ["--additional-config", json.dumps(self.additional_config, separators=(",", ":"), sort_keys=True)]
         return [*args, *self.extra]
+
+    def kwargs(self) -> dict[str, Any]:
+        """The typed engine settings as ``vllm.LLM(...)`` keyword arguments — what :meth:`render` passes to
+        ``vllm serve``, without the server-only flags (port, drain, tool calling) and without ``extra``. A Job that
+        must build exactly what the server will load (the Neuron compile) uses these."""
+        kwargs: dict[str, Any] = {
+            "tensor_parallel_size": self.tensor_parallel_size,
+            "pipeline_parallel_size": self.pipeline_parallel_size,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+            "max_model_len": self.max_model_len,
+            "max_num_seqs": self.max_num_seqs,
+            "max_num_batched_tokens": self.max_num_batched_tokens,
+            "dtype": self.dtype,
+            "kv_cache_dtype": self.kv_cache_dtype,
+            "enable_prefix_caching": self.enable_prefix_caching,
+        }
+        optional = {
+            "quantization": self.quantization,
+            "enable_chunked_prefill": self.enable_chunked_prefill,
+            "enforce_eager": self.enforce_eager or None,
+            "block_size": self.block_size,
+            "num_gpu_blocks_override": self.num_gpu_blocks_override,
+            "additional_config": dict(self.additional_config) if self.additional_config else None,
+        }
+        kwargs |= {k: v for k, v in optional.items() if v is not None}
+        if self.mistral_format:
+            kwargs |= {"tokenizer_mode": "mistral", "config_format": "mistral"}
+        return kwargs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,7 +198,19 @@ class VllmServerProps:
     autoscaling: Autoscaling | None = None
     monitoring: bool = True
     termination_grace_seconds: int = 120
-    """Time to finish in-flight requests after SIGTERM. Default 120."""
+    """Seconds from SIGTERM to SIGKILL: the preStop pause (15 s), then the engine drains in-flight requests
+    (``--shutdown-timeout`` = the rest minus a 10 s exit margin, unless ``engine.shutdown_timeout`` is set).
+    Default 120."""
+    priority_class: str | None = None
+    """PriorityClass of the pods (it must exist on the cluster). Default: none (the cluster default); inferstack
+    platforms pass ``inferstack-serving``."""
+    scheduler_name: str | None = None
+    """``schedulerName`` of the pods (e.g. the Neuron scheduler extension's ``my-scheduler``, for contiguous Neuron
+    devices). Default: the default scheduler."""
+    graceful_shutdown: bool = True
+    """The engine takes ``--shutdown-timeout`` (vLLM ≥ 0.18) and drains in-flight requests after SIGTERM. False for
+    older engines (the Neuron DLC's vLLM 0.16): they abort in-flight requests at SIGTERM; the preStop pause still
+    stops new traffic first. Default True."""
 
 
 def _quantities(values: Mapping[str, str]) -> dict[str, k8s.Quantity]:
@@ -148,6 +228,27 @@ class VllmServer(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: VllmServerProps) -> None:
         super().__init__(scope, construct_id)
+        drain = props.termination_grace_seconds - PRE_STOP_SECONDS - EXIT_MARGIN_SECONDS
+        if not props.graceful_shutdown:
+            if props.engine.shutdown_timeout is not None:
+                raise ValueError(
+                    f"VllmServer {props.name}: engine.shutdown_timeout is set but graceful_shutdown is False (the "
+                    "engine has no --shutdown-timeout) — remove one of them"
+                )
+        elif props.engine.shutdown_timeout is None:
+            if drain < 1:
+                raise ValueError(
+                    f"VllmServer {props.name}: termination_grace_seconds {props.termination_grace_seconds} leaves no "
+                    f"time to drain — use at least {PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS + 1}"
+                )
+            props = dataclasses.replace(props, engine=dataclasses.replace(props.engine, shutdown_timeout=drain))
+        elif props.engine.shutdown_timeout > drain:
+            raise ValueError(
+                f"VllmServer {props.name}: engine.shutdown_timeout {props.engine.shutdown_timeout}s + preStop "
+                f"{PRE_STOP_SECONDS}s + {EXIT_MARGIN_SECONDS}s exit margin exceeds termination_grace_seconds "
+                f"{props.termination_grace_seconds} — raise the grace period to at least "
+                f"{props.engine.shutdown_timeout + PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS} or shorten the timeout"
+            )
         self.props = props
         labels = {
             "app.kubernetes.io/name": props.name,
@@ -156,8 +257,10 @@ class VllmServer(Construct):
         }
         self.labels = labels
         env = [
-            k8s.EnvVar(name="HOME", value="/home/vllm"),
-            k8s.EnvVar(name="XDG_CACHE_HOME", value="/home/vllm/.cache"),
+            k8s.EnvVar(name="HOME", value=HOME),
+            k8s.EnvVar(name="USER", value=SERVING_USER),
+            k8s.EnvVar(name="LOGNAME", value=SERVING_USER),
+            *(k8s.EnvVar(name=k, value=v) for k, v in CACHE_ENV.items()),
             k8s.EnvVar(name="VLLM_NO_USAGE_STATS", value="1"),
             k8s.EnvVar(name="DO_NOT_TRACK", value="1"),
             *props.model.env,
@@ -186,17 +289,17 @@ class VllmServer(Construct):
             ),
             readiness_probe=k8s.Probe(http_get=health, period_seconds=10, timeout_seconds=5, failure_threshold=3),
             liveness_probe=k8s.Probe(http_get=health, period_seconds=15, timeout_seconds=5, failure_threshold=4),
-            lifecycle=k8s.Lifecycle(pre_stop=k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=15))),
+            lifecycle=k8s.Lifecycle(pre_stop=k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=PRE_STOP_SECONDS))),
             security_context=k8s.SecurityContext(
                 run_as_non_root=True,
-                run_as_user=1000,
-                run_as_group=1000,
+                run_as_user=SERVING_UID,
+                run_as_group=SERVING_UID,
                 allow_privilege_escalation=False,
                 capabilities=k8s.Capabilities(drop=["ALL"]),
             ),
             volume_mounts=[
                 k8s.VolumeMount(name="shm", mount_path="/dev/shm"),  # noqa: S108 - memory-backed emptyDir
-                k8s.VolumeMount(name="home", mount_path="/home/vllm"),
+                k8s.VolumeMount(name="home", mount_path=HOME),
                 k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - a pod-local emptyDir
                 *props.model.mounts,
                 *props.extra_mounts,
@@ -233,7 +336,8 @@ class VllmServer(Construct):
                     spec=k8s.PodSpec(
                         service_account_name=props.service_account,
                         automount_service_account_token=False,
-                        priority_class_name=SERVING_PRIORITY_CLASS,
+                        priority_class_name=props.priority_class,
+                        scheduler_name=props.scheduler_name,
                         node_selector=dict(props.node_selector),
                         tolerations=[
                             k8s.Toleration(key=key, operator="Exists", effect="NoSchedule")
@@ -241,7 +345,7 @@ class VllmServer(Construct):
                         ],
                         termination_grace_period_seconds=props.termination_grace_seconds,
                         security_context=k8s.PodSecurityContext(
-                            fs_group=1000, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
+                            fs_group=SERVING_UID, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
                         ),
                         init_containers=list(props.init_containers) or None,
                         containers=[container],

@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from inferstack.config.model import InferstackConfig
 from inferstack.rules import (
     ami,
+    autoscaling,
     efa,
     eks_endpoint,
     eks_logging,
-    gpu_operator,
+    engine_flags,
     karpenter_limits,
+    node_daemons,
     placement,
     serving,
     storage,
@@ -28,10 +30,12 @@ RULES: tuple[Rule, ...] = (
     *efa.RULES,
     placement.RULE,
     ami.RULE,
-    gpu_operator.RULE,
+    node_daemons.RULE,
     karpenter_limits.RULE,
     *storage.RULES,
     *serving.RULES,
+    *autoscaling.RULES,
+    engine_flags.RULE,
 )
 
 

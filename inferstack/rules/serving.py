@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
+from inferstack.catalog.versions import NEURON_SERVING_DEVICES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.placement import (
@@ -18,7 +19,7 @@ from inferstack.config.placement import (
     startup_seconds,
 )
 from inferstack.config.workloads import ModelSourceType, WorkloadConfig
-from inferstack.rules.base import Finding, Rule
+from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.sizing.model import SizingInput, SizingResult, longest_fitting_len, size
 
 FIT = "MODEL-FIT"
@@ -29,6 +30,7 @@ SCHEDULING = "SCHEDULING"
 STARTUP = "STARTUP-PROBE"
 LIMITS = "ACCELERATOR-LIMITS"
 NEURON_ARTIFACTS = "NEURON-ARTIFACTS"
+NEURON_STACK = "NEURON-STACK"
 
 
 def _workloads(config: InferstackConfig) -> Iterator[tuple[str, WorkloadConfig]]:
@@ -297,6 +299,51 @@ def check_limits(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def check_neuron_stack(config: InferstackConfig) -> Iterator[Finding]:
+    """What the pinned Neuron serving stack (vLLM 0.16 + vllm-neuron 0.5 on NxD Inference, SDK 2.31.1) can run:
+    Inferentia2 and Trainium1 only, no pipeline parallelism, KV cache in the model dtype."""
+    for path, workload in _workloads(config):
+        pool = config.pool(workload.pool)
+        if pool.accelerator is not AcceleratorKind.NEURON:
+            continue
+        devices = sorted({t.accelerator_model for t in pool_instances(pool)} - NEURON_SERVING_DEVICES)
+        if devices:
+            yield Finding(
+                rule=NEURON_STACK,
+                path=f"{path}.pool",
+                message=f"pool {pool.name!r} has {', '.join(devices)} devices; inferstack's Neuron image (vLLM 0.16 "
+                "with vllm-neuron 0.5, Neuron SDK 2.31.1) serves Inferentia2 and Trainium1 only — Trn2/Trn3 need "
+                "the vllm-neuron 0.24+ plugin (SDK 2.32+), which inferstack does not render yet",
+                fix="use an inf2 or trn1 pool for this workload",
+            )
+        if workload.engine.pipeline_parallel_size > 1:
+            yield Finding(
+                rule=NEURON_STACK,
+                path=f"{path}.engine.pipeline_parallel_size",
+                message=f"{workload.engine.pipeline_parallel_size} — vllm-neuron 0.5 raises NotImplementedError for "
+                "pipeline parallelism",
+                fix="use pipeline_parallel_size: 1 and raise tensor_parallel_size (NeuronCores) instead",
+            )
+        if workload.engine.kv_cache_dtype.value != "auto":
+            yield Finding(
+                rule=NEURON_STACK,
+                path=f"{path}.engine.kv_cache_dtype",
+                message=f"{workload.engine.kv_cache_dtype.value} — vllm-neuron 0.5 does not pass the KV cache dtype "
+                "to NxD Inference, so the setting would be ignored without a word",
+                fix="use kv_cache_dtype: auto on Neuron",
+            )
+        if workload.engine.extra_args:
+            yield Finding(
+                rule=NEURON_STACK,
+                path=f"{path}.engine.extra_args",
+                message="the Neuron compile Job compiles the typed engine settings only; a server started with other "
+                "flags loads the pre-compiled model and ignores them (vllm-neuron loads NEURON_COMPILED_ARTIFACTS "
+                "as is), and vLLM 0.16's flags are not vendored, so they are unchecked",
+                fix="express the settings through typed engine fields, or accept this warning",
+                severity=Severity.WARNING,
+            )
+
+
 RULES = (
     Rule(id=TP_HEADS, title="Tensor parallelism divides the attention heads", check=check_tp_heads),
     Rule(id=NEURON_CORES, title="Neuron TP is a whole number of devices", check=check_neuron_cores),
@@ -306,4 +353,5 @@ RULES = (
     Rule(id=SCHEDULING, title="Every serving pod fits a node of its pool", check=check_scheduling),
     Rule(id=STARTUP, title="Startup probe covers the model load", check=check_startup),
     Rule(id=LIMITS, title="Accelerators requested with equal limits", check=check_limits),
+    Rule(id=NEURON_STACK, title="Neuron workloads fit the pinned Neuron stack", check=check_neuron_stack),
 )

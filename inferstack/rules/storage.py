@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelSourceType, WorkloadConfig
 from inferstack.rules.base import Finding, Rule
@@ -13,6 +14,12 @@ BACKEND = "MODEL-SOURCE-BACKEND"
 FSX_AZ = "FSX-AZ"
 PREFIX = "MODEL-PREFIX"
 HF_TOKEN = "HF-TOKEN"  # noqa: S105 - a rule id, not a secret
+DISK = "MODEL-DISK"
+#: Node disk not available to pods, GiB: the OS, kubelet and container images (the vLLM image alone unpacks to
+#: ~20 GiB). An estimate; with kubelet's default eviction at 10 % free nodefs, see :func:`usable_disk_gib`.
+NODE_DISK_RESERVED_GIB = 40
+#: Headroom of a download cache over the checkpoint (tokenizer, config, partial files), fraction.
+CACHE_HEADROOM = 0.05
 _BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT)
 
 
@@ -109,9 +116,55 @@ def check_token(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def node_disk_gib(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> int:
+    """Root volume of the pool's nodes, GiB (the pod's emptyDirs live there)."""
+    if isinstance(pool, KarpenterPoolConfig):
+        return pool.effective_root_volume_gib
+    return pool.disk_size_gib
+
+
+def usable_disk_gib(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> float:
+    """What pods can fill before kubelet evicts them: 90 % of the disk minus :data:`NODE_DISK_RESERVED_GIB`."""
+    return node_disk_gib(pool) * 0.9 - NODE_DISK_RESERVED_GIB
+
+
+def check_disk(config: InferstackConfig) -> Iterator[Finding]:
+    """An ``hf`` source downloads the checkpoint onto the node's disk at every start: the cache volume must hold
+    the checkpoint, and the node's disk must hold the cache."""
+    for path, workload in _workloads(config):
+        source = workload.model.source
+        if source.type is not ModelSourceType.HF:
+            continue
+        weights = workload.model.arch.weights_gib
+        needed = weights * (1 + CACHE_HEADROOM)
+        if source.cache_size_gib < needed:
+            yield Finding(
+                rule=DISK,
+                path=f"{path}.model.source.cache_size_gib",
+                message=f"{source.cache_size_gib} GiB cannot hold the {weights:.0f} GiB checkpoint of "
+                f"{workload.model.id}; the download fails when the volume is full and kubelet evicts the pod",
+                fix=f"set cache_size_gib ≥ {int(needed) + 1}, or load from the bucket (type s3 / s3_mount / fsx)",
+            )
+        pool = config.pool(workload.pool)
+        usable = usable_disk_gib(pool)
+        if max(source.cache_size_gib, needed) > usable:
+            field = "root_volume_gib" if isinstance(pool, KarpenterPoolConfig) else "disk_size_gib"
+            disk = node_disk_gib(pool)
+            minimum = int((max(source.cache_size_gib, needed) + NODE_DISK_RESERVED_GIB) / 0.9) + 1
+            yield Finding(
+                rule=DISK,
+                path=f"{path}.model.source.cache_size_gib",
+                message=f"{max(source.cache_size_gib, int(needed))} GiB of download cache does not fit the "
+                f"{disk} GiB root volume of pool {pool.name!r} (≈{usable:.0f} GiB usable by pods)",
+                fix=f"raise the pool's {field} to ≥ {minimum}, "
+                "or load from the bucket (type s3 / s3_mount / fsx) instead of downloading at start",
+            )
+
+
 RULES = (
     Rule(id=BACKEND, title="Every model source has its storage backend", check=check_backend),
     Rule(id=FSX_AZ, title="FSx in the zone of the pools that mount it", check=check_fsx_zone),
     Rule(id=PREFIX, title="Workloads read prefixes their storage holds", check=check_prefix),
     Rule(id=HF_TOKEN, title="Gated models come with a Hugging Face token", check=check_token),
+    Rule(id=DISK, title="Models downloaded at start fit the cache volume and the node's disk", check=check_disk),
 )

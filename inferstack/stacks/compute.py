@@ -21,7 +21,7 @@ from inferstack.catalog.kubernetes import (
     POOL_LABEL,
 )
 from inferstack.charts.karpenter_pools import KarpenterPoolsChart, KarpenterPoolsProps, PoolPlacement
-from inferstack.config.compute import AcceleratedNodeGroupConfig, AmiVariant, NodeCapacity
+from inferstack.config.compute import AcceleratedNodeGroupConfig, AmiVariant, NodeCapacity, NodeDaemon
 from inferstack.config.model import InferstackConfig
 from inferstack.stacks.karpenter import Karpenter
 from inferstack.stacks.nag import EKS_NODE_POLICIES, acknowledge, managed_policy
@@ -59,6 +59,11 @@ class ComputeStack(Stack):
       (:mod:`inferstack.catalog.efa_layout`), a security group open to itself and a cluster placement group;
     * Karpenter (when pools are configured) and one EC2NodeClass + NodePool per pool;
     * GPU operator / Neuron chart / EFA device plugin, each only when a pool needs it.
+
+    :param cluster: the cluster (``ClusterStack.cluster``, or a team's own, imported with
+        ``eks.Cluster.from_cluster_attributes``).
+    :param cluster_name: its EKS name as a literal string (Karpenter's settings and IAM condition keys use it);
+        not ``config.cluster_name``, which names only clusters inferstack creates.
     """
 
     def __init__(
@@ -68,23 +73,29 @@ class ComputeStack(Stack):
         *,
         config: InferstackConfig,
         vpc: ec2.IVpc,
-        cluster: eks.Cluster,
+        cluster: eks.ICluster,
+        cluster_name: str,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
         self.vpc = vpc
         self.cluster = cluster
+        self.cluster_name = cluster_name
         compute = config.compute
         self.efa_security_group = self._efa_security_group() if compute.has_efa else None
         self.node_groups = {g.name: self._add_node_group(g) for g in compute.node_groups}
         self.operators: dict[str, eks.HelmChart] = {}
         if compute.has(AcceleratorKind.NVIDIA):
-            self.operators["gpu-operator"] = add_gpu_operator(self, cluster, compute.gpu_operator.extra_tolerations)
+            tolerations = compute.daemon_tolerations(NodeDaemon.GPU_OPERATOR)
+            self.operators["gpu-operator"] = add_gpu_operator(self, cluster, tolerations)
         if compute.has(AcceleratorKind.NEURON):
-            self.operators["neuron"] = add_neuron_chart(self, cluster)
+            tolerations = compute.daemon_tolerations(NodeDaemon.NEURON_PLUGIN)
+            self.operators["neuron"] = add_neuron_chart(self, cluster, tolerations)
         if compute.has_efa:
-            self.operators["efa"] = add_efa_device_plugin(self, cluster)
+            self.operators["efa"] = add_efa_device_plugin(
+                self, cluster, compute.daemon_tolerations(NodeDaemon.EFA_PLUGIN)
+            )
         self.karpenter: Karpenter | None = None
         self.pools_manifest: eks.KubernetesManifest | None = None
         if compute.karpenter_pools:
@@ -203,7 +214,7 @@ class ComputeStack(Stack):
 
     # -- Karpenter -----------------------------------------------------------------------------------------------
     def _add_karpenter(self) -> None:
-        self.karpenter = Karpenter(self, "Karpenter", cluster=self.cluster, cluster_name=self.config.cluster_name)
+        self.karpenter = Karpenter(self, "Karpenter", cluster=self.cluster, cluster_name=self.cluster_name)
         placements: dict[str, PoolPlacement] = {}
         for pool in self.config.compute.karpenter_pools:
             subnets = self._subnets(pool.availability_zone)

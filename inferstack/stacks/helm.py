@@ -20,9 +20,11 @@ def helm_chart(
     *,
     create_namespace: bool = False,
     release: str | None = None,
+    skip_crds: bool = False,
 ) -> eks.HelmChart:
     """Install catalog chart ``name`` (repository and version from ``HELM_CHARTS``) as release ``release``
-    (default: the chart's catalog name)."""
+    (default: the chart's catalog name). ``skip_crds``: leave the chart's ``crds/`` alone (another release owns
+    them, e.g. ``karpenter-crd``). Default False."""
     chart = HELM_CHARTS[name]
     return eks.HelmChart(
         scope,
@@ -35,4 +37,5 @@ def helm_chart(
         create_namespace=create_namespace,
         release=release or name,
         values=values,
+        skip_crds=skip_crds or None,
     )

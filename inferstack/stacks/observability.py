@@ -1,23 +1,96 @@
 """Operators whose CRDs workloads use: kube-prometheus-stack (PodMonitor) and KEDA (ScaledObject), installed with
-Helm at catalog versions on the system nodes. Workload manifests depend on them (their CRDs must exist first)."""
+Helm at catalog versions on the system nodes. Workload manifests depend on them (their CRDs must exist first).
+
+Prometheus keeps its samples on a persistent volume: the EBS CSI driver add-on (Pod Identity role with the AWS
+managed driver policy) and an encrypted gp3 StorageClass that retains the volume. CRDs: Helm installs a chart's
+``crds/`` once and never upgrades them, so kube-prometheus-stack's own CRD upgrade Job is on (``crds.upgradeJob``,
+chart 88.5.3 values.yaml) and KEDA's CRDs are templates (``crds.install``), which Helm upgrades.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+import cdk8s
 from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
+from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
+from inferstack.config.model import ObservabilityConfig
+from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.helm import helm_chart
+from inferstack.stacks.nag import acknowledge, managed_policy
+from inferstack.stacks.storage import pod_identity_role
 
 SYSTEM_NODES = {POOL_LABEL: SYSTEM_POOL}
 PROMETHEUS_NAMESPACE = "monitoring"
 #: Service of the Prometheus this release creates (the default ``autoscaling.prometheus_url`` points here).
 PROMETHEUS_URL = "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
+#: StorageClass of inferstack's persistent volumes: EBS gp3, encrypted, retained, bound where the pod lands.
+GP3_STORAGE_CLASS = "inferstack-gp3"
+EBS_CSI_ADDON = "aws-ebs-csi-driver"
+EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
+EBS_CSI_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
+EBS_CSI_MANAGED_POLICY = (
+    "The EBS CSI controller creates, attaches and deletes volumes it cannot know in advance; AWS maintains "
+    "AmazonEBSCSIDriverPolicy for exactly that (EBS CSI driver add-on documentation)"
+)
 
 
-def add_prometheus_stack(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
-    """Prometheus operator + Prometheus that selects every PodMonitor/ServiceMonitor in the cluster."""
-    values = {
+class Gp3StorageClassChart(cdk8s.Chart):
+    """The ``inferstack-gp3`` StorageClass (``ebs.csi.aws.com``, gp3, encrypted, ``Retain``,
+    ``WaitForFirstConsumer`` so the volume is created in the zone of the pod)."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id, disable_resource_name_hashes=True)
+        k8s.KubeStorageClass(
+            self,
+            "gp3",
+            metadata=k8s.ObjectMeta(name=GP3_STORAGE_CLASS),
+            provisioner="ebs.csi.aws.com",
+            parameters={"type": "gp3", "encrypted": "true"},
+            reclaim_policy="Retain",
+            volume_binding_mode="WaitForFirstConsumer",
+            allow_volume_expansion=True,
+        )
+
+
+def add_ebs_csi(scope: Construct, cluster: eks.ICluster) -> tuple[eks.Addon, eks.KubernetesManifest]:
+    """The EBS CSI driver add-on (controller bound to its role through Pod Identity) and the gp3 StorageClass."""
+    role = pod_identity_role(scope, "Role-ebs-csi", "EBS CSI driver add-on (Prometheus volumes)")
+    role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(EBS_CSI_POLICY))
+    acknowledge(role, "IAM4", EBS_CSI_MANAGED_POLICY, (managed_policy(EBS_CSI_POLICY),))
+    addon = eks.Addon(
+        scope,
+        f"Addon-{EBS_CSI_ADDON}",
+        cluster=cluster,
+        addon_name=EBS_CSI_ADDON,
+        addon_version=STORAGE_ADDONS[EBS_CSI_ADDON],
+        preserve_on_delete=False,
+    )
+    addon.node.default_child.add_property_override(  # type: ignore[union-attr]
+        "PodIdentityAssociations", [{"ServiceAccount": EBS_CSI_SERVICE_ACCOUNT, "RoleArn": role.role_arn}]
+    )
+    storage_class = add_chart_manifest(scope, "Gp3StorageClass", cluster, Gp3StorageClassChart(cdk8s.App(), "gp3"))
+    return addon, storage_class
+
+
+def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
+    """kube-prometheus-stack values: Prometheus selects every PodMonitor/ServiceMonitor, keeps
+    ``prometheus_retention_days`` on a ``prometheus_storage_gib`` gp3 volume; operator, kube-state-metrics and the
+    CRD upgrade Job on the system nodes."""
+    return {
+        "crds": {
+            "enabled": True,
+            "upgradeJob": {
+                "enabled": True,
+                "image": {"busybox": {"tag": IMAGES["busybox"].rsplit(":", 1)[1]}},
+                "nodeSelector": SYSTEM_NODES,
+            },
+        },
         "grafana": {"enabled": False},
         "alertmanager": {"enabled": False},
         "prometheusOperator": {"nodeSelector": SYSTEM_NODES},
@@ -25,23 +98,43 @@ def add_prometheus_stack(scope: Construct, cluster: eks.ICluster) -> eks.HelmCha
         "prometheus": {
             "prometheusSpec": {
                 "nodeSelector": SYSTEM_NODES,
-                "retention": "15d",
+                "retention": f"{config.prometheus_retention_days}d",
                 "podMonitorSelectorNilUsesHelmValues": False,
                 "serviceMonitorSelectorNilUsesHelmValues": False,
+                "storageSpec": {
+                    "volumeClaimTemplate": {
+                        "spec": {
+                            "storageClassName": GP3_STORAGE_CLASS,
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": f"{config.prometheus_storage_gib}Gi"}},
+                        }
+                    }
+                },
             }
         },
     }
-    return helm_chart(
+
+
+def add_prometheus_stack(scope: Construct, cluster: eks.ICluster, config: ObservabilityConfig) -> eks.HelmChart:
+    """Prometheus operator + a persistent Prometheus (see :func:`prometheus_values`)."""
+    addon, storage_class = add_ebs_csi(scope, cluster)
+    chart = helm_chart(
         scope,
         "KubePrometheusStack",
         cluster,
         "kube-prometheus-stack",
         PROMETHEUS_NAMESPACE,
-        values,
+        prometheus_values(config),
         create_namespace=True,
     )
+    chart.node.add_dependency(addon)
+    chart.node.add_dependency(storage_class)
+    return chart
+
+
+def keda_values() -> dict[str, Any]:
+    return {"nodeSelector": SYSTEM_NODES, "crds": {"install": True}}
 
 
 def add_keda(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
-    values = {"nodeSelector": SYSTEM_NODES, "crds": {"install": True}}
-    return helm_chart(scope, "Keda", cluster, "keda", "keda", values, create_namespace=True)
+    return helm_chart(scope, "Keda", cluster, "keda", "keda", keda_values(), create_namespace=True)

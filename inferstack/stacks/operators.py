@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import aws_cdk as cdk
+import cdk8s
 from aws_cdk import aws_eks_v2 as eks
+from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.instances import AcceleratorKind
@@ -19,6 +21,7 @@ from inferstack.catalog.kubernetes import (
     ACCELERATOR_LABEL,
     ACCELERATOR_TAINT_KEY,
     EFA_LABEL,
+    NEURON_HEALTHCHECK_NAMESPACE,
     POOL_LABEL,
     SYSTEM_POOL,
 )
@@ -30,15 +33,21 @@ SYSTEM_NODES = {POOL_LABEL: SYSTEM_POOL}
 EKS_IMAGE_ACCOUNT = "602401143452"
 
 
-def _toleration(key: str) -> dict[str, str]:
-    return {"key": key, "operator": "Exists", "effect": "NoSchedule"}
+def _tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
+    """Kubernetes tolerations (``Exists``) of ``taints``, in order, without repeats."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+    for taint in taints:
+        seen.setdefault((taint.key, taint.effect), {"key": taint.key, "operator": "Exists", "effect": taint.effect})
+    return list(seen.values())
 
 
-def gpu_operator_values(extra_tolerations: Sequence[Taint] = ()) -> dict[str, Any]:
+def gpu_operator_values(
+    tolerations: Sequence[Taint] = (Taint(key=ACCELERATOR_TAINT_KEY[AcceleratorKind.NVIDIA]),),
+) -> dict[str, Any]:
     """GPU operator values for EKS accelerated AMIs: driver and container toolkit are already on the AMI (so
-    both are off), device plugin and DCGM exporter on, operator and NFD master on the system nodes."""
-    tolerations = [_toleration(ACCELERATOR_TAINT_KEY[AcceleratorKind.NVIDIA])]
-    tolerations += [{"key": t.key, "operator": "Exists", "effect": t.effect} for t in extra_tolerations]
+    both are off), device plugin and DCGM exporter on, operator and NFD master on the system nodes; the
+    DaemonSets tolerate ``tolerations`` (``ComputeConfig.daemon_tolerations``)."""
+    tolerations = _tolerations(tolerations)
     return {
         "driver": {"enabled": False},
         "toolkit": {"enabled": False},
@@ -46,10 +55,9 @@ def gpu_operator_values(extra_tolerations: Sequence[Taint] = ()) -> dict[str, An
         "dcgmExporter": {"enabled": True},
         "nfd": {"enabled": True},
         "operator": {"nodeSelector": SYSTEM_NODES},
-        "daemonsets": {
-            "tolerations": tolerations,
-            "nodeSelector": {ACCELERATOR_LABEL: AcceleratorKind.NVIDIA.value},
-        },
+        # The operator places its operands by NFD's NVIDIA PCI labels itself; ``daemonsets`` has no nodeSelector
+        # key in v26.7.0 (values.yaml), so only the tolerations are set here.
+        "daemonsets": {"tolerations": tolerations},
         "node-feature-discovery": {
             "master": {"nodeSelector": SYSTEM_NODES},
             "gc": {"nodeSelector": SYSTEM_NODES},
@@ -58,48 +66,69 @@ def gpu_operator_values(extra_tolerations: Sequence[Taint] = ()) -> dict[str, An
     }
 
 
-def neuron_values() -> dict[str, Any]:
-    """Neuron chart values: device plugin on Neuron nodes (tolerating their taint), scheduler extension on."""
+def neuron_values(
+    tolerations: Sequence[Taint] = (Taint(key=ACCELERATOR_TAINT_KEY[AcceleratorKind.NEURON]),),
+) -> dict[str, Any]:
+    """Neuron chart values: device plugin and node-problem detector on Neuron nodes (tolerating ``tolerations``),
+    the scheduler extension and its kube-scheduler ``my-scheduler`` on the system nodes (Neuron pods set
+    ``schedulerName: my-scheduler`` to get contiguous devices). The detector lives in ``neuron-healthcheck-system``,
+    which the chart does not create: :func:`add_neuron_chart` does."""
     neuron_nodes = {ACCELERATOR_LABEL: AcceleratorKind.NEURON.value}
-    toleration = _toleration(ACCELERATOR_TAINT_KEY[AcceleratorKind.NEURON])
     return {
-        "devicePlugin": {"nodeSelector": neuron_nodes, "tolerations": [toleration]},
+        "devicePlugin": {"nodeSelector": neuron_nodes, "tolerations": _tolerations(tolerations)},
         "scheduler": {
             "enabled": True,
             "nodeSelector": SYSTEM_NODES,
-            "customScheduler": {"nodeSelector": SYSTEM_NODES},
+            "customScheduler": {"enabled": True, "nodeSelector": SYSTEM_NODES},
         },
+        # npd has no tolerations value in the chart (values.yaml 1.9.0); which taints its template tolerates was
+        # not confirmed offline (?).
         "npd": {"enabled": True, "nodeSelector": neuron_nodes},
     }
 
 
-def efa_plugin_values(region: str) -> dict[str, Any]:
-    """EFA device plugin values: only on nodes labelled ``inferstack.io/efa=true``, tolerating GPU and Neuron
-    taints, image from the deployment region's EKS registry."""
+def efa_plugin_values(region: str, tolerations: Sequence[Taint] = ()) -> dict[str, Any]:
+    """EFA device plugin values: only on nodes labelled ``inferstack.io/efa=true``, tolerating ``tolerations``
+    (the taints of the EFA pools), image from the deployment region's EKS registry."""
     return {
         "image": {"repository": f"{EKS_IMAGE_ACCOUNT}.dkr.ecr.{region}.amazonaws.com/eks/aws-efa-k8s-device-plugin"},
         "nodeSelector": {EFA_LABEL: "true"},
-        "tolerations": [_toleration(key) for key in ACCELERATOR_TAINT_KEY.values()],
+        "tolerations": _tolerations(tolerations),
     }
 
 
-def add_gpu_operator(scope: Construct, cluster: eks.ICluster, extra_tolerations: Sequence[Taint]) -> eks.HelmChart:
+def add_gpu_operator(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> eks.HelmChart:
     return helm_chart(
         scope,
         "GpuOperator",
         cluster,
         "gpu-operator",
         "gpu-operator",
-        gpu_operator_values(extra_tolerations),
+        gpu_operator_values(tolerations),
         create_namespace=True,
     )
 
 
-def add_neuron_chart(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
-    return helm_chart(scope, "Neuron", cluster, "neuron-helm-chart", "kube-system", neuron_values())
+class NeuronHealthcheckNamespaceChart(cdk8s.Chart):
+    """The namespace of the Neuron chart's node-problem detector (the chart installs into it, never creates it)."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id, disable_resource_name_hashes=True)
+        k8s.KubeNamespace(self, "namespace", metadata=k8s.ObjectMeta(name=NEURON_HEALTHCHECK_NAMESPACE))
 
 
-def add_efa_device_plugin(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
-    return helm_chart(
-        scope, "EfaDevicePlugin", cluster, "aws-efa-k8s-device-plugin", "kube-system", efa_plugin_values(cdk.Aws.REGION)
+def add_neuron_chart(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> eks.HelmChart:
+    namespace = eks.KubernetesManifest(
+        scope,
+        "NeuronHealthcheckNamespace",
+        cluster=cluster,
+        manifest=NeuronHealthcheckNamespaceChart(cdk8s.App(), "neuron-healthcheck").to_json(),
     )
+    chart = helm_chart(scope, "Neuron", cluster, "neuron-helm-chart", "kube-system", neuron_values(tolerations))
+    chart.node.add_dependency(namespace)
+    return chart
+
+
+def add_efa_device_plugin(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> eks.HelmChart:
+    values = efa_plugin_values(cdk.Aws.REGION, tolerations)
+    return helm_chart(scope, "EfaDevicePlugin", cluster, "aws-efa-k8s-device-plugin", "kube-system", values)

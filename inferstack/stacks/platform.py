@@ -67,11 +67,12 @@ def build_platform(scope: Construct, config: InferstackConfig) -> Platform:
             config=config,
             vpc=network.vpc,
             cluster=cluster.cluster,
+            cluster_name=config.cluster_name,
             env=env,
             description=f"inferstack {config.name}: accelerated node groups, Karpenter pools, GPU/Neuron/EFA plugins",
         )
     storage = None
-    if config.storage.model_bucket is not None or config.storage.fsx is not None or config.workloads:
+    if config.storage.model_bucket is not None or config.storage.fsx is not None:
         storage = StorageStack(
             scope,
             f"{config.name}-storage",
@@ -82,7 +83,7 @@ def build_platform(scope: Construct, config: InferstackConfig) -> Platform:
             description=f"inferstack {config.name}: model bucket, FSx for Lustre, S3/FSx CSI drivers (data retained)",
         )
     workloads: list[WorkloadsStack] = []
-    if config.workloads and storage is not None:
+    if config.workloads:
         shards = shard_workloads(render_workloads(config, storage))
         for index, shard in enumerate(shards):
             suffix = "" if index == 0 else f"-{index + 1}"

@@ -71,7 +71,7 @@ class StorageStack(cdk.Stack):
         *,
         config: InferstackConfig,
         vpc: ec2.IVpc,
-        cluster: eks.Cluster,
+        cluster: eks.ICluster,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)

@@ -24,6 +24,7 @@ from inferstack.charts.workload import (
     NamespacesChart,
     StorageRefs,
     WorkloadChart,
+    namespaces_to_create,
     server_service_account,
     sync_service_account,
 )
@@ -49,7 +50,10 @@ class RenderedWorkload:
     """Bytes of the chart's JSON."""
 
 
-def storage_refs(config: InferstackConfig, storage: StorageStack) -> StorageRefs:
+def storage_refs(config: InferstackConfig, storage: StorageStack | None) -> StorageRefs:
+    """What the Kubernetes objects need of the storage stack (none of it without one: ``hf``/``image`` sources)."""
+    if storage is None:
+        return StorageRefs(region=cdk.Aws.REGION, mount_cache_gib=config.storage.mount_cache_gib)
     fsx, file_system = config.storage.fsx, storage.file_system
     return StorageRefs(
         region=cdk.Aws.REGION,
@@ -63,7 +67,7 @@ def storage_refs(config: InferstackConfig, storage: StorageStack) -> StorageRefs
     )
 
 
-def render_workloads(config: InferstackConfig, storage: StorageStack) -> list[RenderedWorkload]:
+def render_workloads(config: InferstackConfig, storage: StorageStack | None) -> list[RenderedWorkload]:
     """Build every workload's chart once (its size decides the sharding)."""
     app, refs = cdk8s.App(), storage_refs(config, storage)
     rendered = []
@@ -106,8 +110,8 @@ class WorkloadsStack(cdk.Stack):
         construct_id: str,
         *,
         config: InferstackConfig,
-        cluster: eks.Cluster,
-        storage: StorageStack,
+        cluster: eks.ICluster,
+        storage: StorageStack | None,
         workloads: Sequence[RenderedWorkload],
         primary: WorkloadsStack | None = None,
         **kwargs: Any,
@@ -116,12 +120,11 @@ class WorkloadsStack(cdk.Stack):
         self.config, self.cluster, self.storage = config, cluster, storage
         self.operators: dict[str, eks.HelmChart] = {}
         if primary is None:
-            self.namespaces = add_chart_manifest(
-                self,
-                "Namespaces",
-                cluster,
-                NamespacesChart(cdk8s.App(), "namespaces", (w.namespace for w in config.workloads)),
-            )
+            self.namespaces: tuple[eks.KubernetesManifest, ...] = ()
+            owned = namespaces_to_create(config)
+            if owned:
+                chart = NamespacesChart(cdk8s.App(), "namespaces", owned)
+                self.namespaces = (add_chart_manifest(self, "Namespaces", cluster, chart),)
             self._install_operators()
         else:
             self.namespaces = primary.namespaces
@@ -132,7 +135,8 @@ class WorkloadsStack(cdk.Stack):
             workload = item.workload
             self._identities(workload)
             manifest = add_chart_manifest(self, f"Workload-{workload.namespace}-{workload.name}", cluster, item.chart)
-            for dependency in (self.namespaces, *storage.addons.values(), *self.operators.values()):
+            addons = storage.addons.values() if storage is not None else ()
+            for dependency in (*self.namespaces, *addons, *self.operators.values()):
                 manifest.node.add_dependency(dependency)
             self.charts[workload.name] = item.chart
             self.manifests[workload.name] = manifest
@@ -141,7 +145,7 @@ class WorkloadsStack(cdk.Stack):
         """Operators whose CRDs any workload (in any shard) uses."""
         observability, workloads = self.config.observability, self.config.workloads
         if observability.install_prometheus_stack and any(w.monitoring for w in workloads):
-            self.operators["prometheus"] = add_prometheus_stack(self, self.cluster)
+            self.operators["prometheus"] = add_prometheus_stack(self, self.cluster, observability)
         keda = [w for w in workloads if w.autoscaling is not None and w.autoscaling.kind is AutoscalerKind.KEDA]
         if observability.install_keda and keda:
             self.operators["keda"] = add_keda(self, self.cluster)
@@ -157,6 +161,8 @@ class WorkloadsStack(cdk.Stack):
         )
 
     def _identities(self, workload: WorkloadConfig) -> None:
+        if self.storage is None:
+            return
         roles = self.storage.workload_roles.get((workload.namespace, workload.name))
         if roles is None:
             return

@@ -69,3 +69,54 @@ def test_invalid_kubernetes_names_are_reported():
     lines = problems({"name": "Llama_70B", "namespace": "LLM"})
     assert any(line.startswith("workloads[0].name: 'Llama_70B' — not a valid Kubernetes name") for line in lines)
     assert any(line.startswith("workloads[0].namespace: 'LLM' — not a valid Kubernetes name") for line in lines)
+
+
+def test_unknown_engine_flag_suggests_the_nearest_vllm_flag():
+    (line,) = problems({"engine": {"extra_args": ["--gpu-memory-utilisation", "0.9"]}})
+    assert line == (
+        "workloads[0].engine.extra_args[0]: --gpu-memory-utilisation is not a flag of vLLM 0.19.0"
+        " — did you mean --gpu-memory-utilization?"
+    )
+
+
+def test_engine_flags_are_checked_against_the_image_version():
+    (line,) = problems(
+        {
+            "engine": {
+                "image": "vllm/vllm-openai:v0.33.0",
+                "extra_args": ["--enforce-eager", "--max-num-partial-prefills", "2"],
+            }
+        }
+    )
+    assert line.startswith("workloads[0].engine.extra_args[1]: --max-num-partial-prefills is not a flag of vLLM 0.33.0")
+
+
+def test_engine_flags_of_a_custom_image_are_not_checked():
+    engine = {"image": "registry.example/acme/vllm:2024-06", "extra_args": ["--max-num-partial-prefills", "2"]}
+    config = parse_config(
+        {
+            "compute": POOLS,
+            "workloads": [{"name": "w", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}, "engine": engine}],
+        }
+    )
+    assert config.workloads[0].engine.flags_version is None
+
+
+def test_known_engine_flags_pass_and_name_the_checked_version():
+    engine = {"extra_args": ["--enforce-eager", "--max_num_partial_prefills=2", "--compilation-config.mode", "3"]}
+    config = parse_config(
+        {
+            "compute": POOLS,
+            "workloads": [{"name": "w", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}, "engine": engine}],
+        }
+    )
+    assert config.workloads[0].engine.flags_version is None  # no explicit image: the platform checks
+    assert config.engine_flags_version(config.workloads[0]) == "0.19.0"
+
+
+def test_other_spellings_of_managed_flags_are_refused():
+    (line,) = problems({"engine": {"extra_args": ["--enforce-eager", "-tp", "2"]}})
+    assert line == (
+        "workloads[0].engine.extra_args[1]: -tp (--tensor-parallel-size) is set by a typed field of engine"
+        " — use that field instead"
+    )

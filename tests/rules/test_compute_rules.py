@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from inferstack.config import parse_config
-from inferstack.rules import ami, efa, evaluate, gpu_operator, karpenter_limits, placement
+from inferstack.rules import ami, efa, evaluate, karpenter_limits, node_daemons, placement
 
 
 def cfg(node_groups=(), pools=(), **compute):
@@ -86,7 +86,7 @@ class TestAmi:
         assert "neuron accelerators" in finding.message and "al2023_neuron" in finding.fix
 
 
-class TestGpuOperatorTaint:
+class TestNodeDaemonTaints:
     POOL: ClassVar[dict] = {
         "name": "gpu",
         "instance_families": ["g6e"],
@@ -95,17 +95,50 @@ class TestGpuOperatorTaint:
 
     def test_tolerated_taint_is_compliant(self):
         config = cfg(pools=[self.POOL], gpu_operator={"extra_tolerations": [{"key": "dedicated"}]})
-        assert list(gpu_operator.check(config)) == []
+        assert list(node_daemons.check(config)) == []
 
     def test_untolerated_taint_is_flagged(self):
-        (finding,) = gpu_operator.check(cfg(pools=[self.POOL]))
-        assert finding.rule == "GPU-OPERATOR-TAINT"
+        (finding,) = node_daemons.check(cfg(pools=[self.POOL]))
+        assert finding.rule == "NODE-DAEMON-TAINTS"
         assert finding.path == "compute.karpenter_pools[0].taints[0]"
         assert "extra_tolerations" in finding.fix
 
-    def test_neuron_pools_are_not_concerned(self):
+    def test_a_neuron_pool_taint_must_be_tolerated_by_the_neuron_plugin(self):
         pool = {**self.POOL, "instance_families": ["inf2"]}
-        assert list(gpu_operator.check(cfg(pools=[pool]))) == []
+        (finding,) = node_daemons.check(cfg(pools=[pool]))
+        assert "Neuron device plugin" in finding.message and "compute.neuron_plugin.extra_tolerations" in finding.fix
+        tolerated = cfg(pools=[pool], neuron_plugin={"extra_tolerations": [{"key": "dedicated"}]})
+        assert list(node_daemons.check(tolerated)) == []
+
+    def test_an_efa_pool_taint_must_be_tolerated_by_the_efa_plugin(self):
+        pool = {
+            "name": "efa",
+            "instance_families": ["p5"],
+            "efa": True,
+            "availability_zone": 0,
+            "taints": [{"key": "dedicated", "value": "llm"}],
+        }
+        gpu_only = cfg(pools=[pool], gpu_operator={"extra_tolerations": [{"key": "dedicated"}]})
+        (finding,) = node_daemons.check(gpu_only)
+        assert "EFA device plugin" in finding.message and "compute.efa_plugin" in finding.fix
+        both = cfg(
+            pools=[pool],
+            gpu_operator={"extra_tolerations": [{"key": "dedicated"}]},
+            efa_plugin={"extra_tolerations": [{"key": "dedicated"}]},
+        )
+        assert list(node_daemons.check(both)) == []
+
+    def test_tolerating_another_effect_does_not_count(self):
+        config = cfg(
+            pools=[{**self.POOL, "taints": [{"key": "dedicated", "effect": "NoExecute"}]}],
+            gpu_operator={"extra_tolerations": [{"key": "dedicated", "effect": "NoSchedule"}]},
+        )
+        (finding,) = node_daemons.check(config)
+        assert "dedicated:NoExecute" in finding.message
+
+    def test_prefer_no_schedule_taints_never_block_a_daemon(self):
+        config = cfg(pools=[{**self.POOL, "taints": [{"key": "dedicated", "effect": "PreferNoSchedule"}]}])
+        assert list(node_daemons.check(config)) == []
 
 
 class TestKarpenterLimits:

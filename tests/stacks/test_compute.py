@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from inferstack.catalog.crds import validate_custom_resource
 from inferstack.catalog.instances import INSTANCE_TYPES
 from inferstack.cli import json_property
@@ -174,20 +176,25 @@ class TestKarpenter:
             "EC2 Instance Rebalance Recommendation",
             "EC2 Instance State-change Notification",
             "AWS Health Event",
+            "EC2 Capacity Reservation Instance Interruption Warning",
         }
 
     def test_controller_policy_is_scoped(self, efa_app):
         policies = [
             p["Properties"]["PolicyDocument"]["Statement"]
-            for p in efa_app.resources("compute", "AWS::IAM::Policy").values()
+            for p in efa_app.resources("compute", "AWS::IAM::ManagedPolicy").values()
         ]
         statements = {s.get("Sid"): s for doc in policies for s in doc if s.get("Sid")}
         assert all("*" not in json.dumps(s["Action"]) for s in statements.values())
         assert "Condition" in statements["AllowScopedEC2InstanceActionsWithTags"]
-        assert statements["AllowPassingInstanceRole"]["Condition"] == {
-            "StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}
-        }
         assert "Condition" in statements["AllowScopedDeletion"]
+        tagging = statements["AllowScopedInstanceProfileTagActions"]["Condition"]["StringEquals"]
+        assert tagging["aws:ResourceTag/kubernetes.io/cluster/efa-p5"] == "owned", "only profiles it created"
+
+    def test_crds_come_from_the_karpenter_crd_chart(self, efa_app):
+        charts = helm_charts(efa_app)
+        assert charts["karpenter-crd"]["Version"] == charts["karpenter"]["Version"]
+        assert charts["karpenter"]["SkipCrds"] is True and "SkipCrds" not in charts["karpenter-crd"]
 
     def test_pools_wait_for_the_karpenter_chart(self, efa_app):
         manifests = efa_app.resources("compute", "Custom::AWSCDK-EKS-KubernetesResource")
@@ -208,14 +215,15 @@ class TestOperators:
         assert values["operator"]["nodeSelector"] == {"inferstack.io/pool": "system"}
 
     def test_only_needed_operators_are_installed(self, gpu_mixed_app, neuron_app, efa_app):
-        assert set(helm_charts(gpu_mixed_app)) == {"karpenter", "gpu-operator"}
-        assert set(helm_charts(neuron_app)) == {"karpenter", "neuron-helm-chart"}
-        assert set(helm_charts(efa_app)) == {"karpenter", "gpu-operator", "aws-efa-k8s-device-plugin"}
+        karpenter = {"karpenter", "karpenter-crd"}
+        assert set(helm_charts(gpu_mixed_app)) == {*karpenter, "gpu-operator"}
+        assert set(helm_charts(neuron_app)) == {*karpenter, "neuron-helm-chart"}
+        assert set(helm_charts(efa_app)) == {*karpenter, "gpu-operator", "aws-efa-k8s-device-plugin"}
 
     def test_efa_plugin_runs_only_on_efa_nodes(self, efa_app):
         values = helm_values(efa_app, "aws-efa-k8s-device-plugin")
         assert values["nodeSelector"] == {"inferstack.io/efa": "true"}
-        assert {t["key"] for t in values["tolerations"]} == {"nvidia.com/gpu", "aws.amazon.com/neuron"}
+        assert {t["key"] for t in values["tolerations"]} == {"nvidia.com/gpu"}  # the taints of its (GPU) pools
 
 
 class TestNeuron:
@@ -241,3 +249,63 @@ class TestNeuron:
 def test_no_compute_stack_without_pools(synth_config):
     app = synth_config(parse_config({}), nag=False)
     assert not any(name.endswith("-compute") for name in app.templates)
+
+
+class TestImportedCluster:
+    """GIVEN a team's own cluster (imported, named unlike config.cluster_name) WHEN ComputeStack is added to it
+    THEN Karpenter's settings and every IAM condition name that cluster."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def template(cls):
+        import aws_cdk as cdk
+        from aws_cdk import aws_ec2 as ec2
+        from aws_cdk import aws_eks_v2 as eks
+        from aws_cdk.assertions import Template
+
+        from inferstack.config import parse_config
+        from inferstack.stacks import ComputeStack
+        from tests.synth import cdk_context
+
+        config = parse_config(
+            {"name": "platform", "compute": {"karpenter_pools": [{"name": "gpu", "instance_families": ["g6e"]}]}}
+        )
+        app = cdk.App(context=cdk_context())
+        base = cdk.Stack(app, "team-base")
+        vpc = ec2.Vpc(base, "Vpc", max_azs=2)
+        provider = eks.KubectlProvider.from_kubectl_provider_attributes(
+            base, "Kubectl", service_token="arn:aws:lambda:us-west-2:111122223333:function:kubectl"
+        )
+        cluster = eks.Cluster.from_cluster_attributes(
+            base,
+            "Cluster",
+            cluster_name="team-cluster",
+            cluster_security_group_id="sg-0123456789abcdef0",
+            kubectl_provider=provider,
+            vpc=vpc,
+        )
+        stack = ComputeStack(app, "team-compute", config=config, vpc=vpc, cluster=cluster, cluster_name="team-cluster")
+        return Template.from_stack(stack).to_json()
+
+    def test_karpenter_settings_name_the_imported_cluster(self, template):
+        (chart,) = [
+            r["Properties"]
+            for r in template["Resources"].values()
+            if r["Type"] == HELM and r["Properties"]["Chart"] == "karpenter"
+        ]
+        values = json.loads(chart["Values"]) if isinstance(chart["Values"], str) else json_property(chart["Values"])
+        assert values["settings"]["clusterName"] == "team-cluster"
+
+    def test_iam_conditions_name_the_imported_cluster(self, template):
+        text = json.dumps([r for r in template["Resources"].values() if r["Type"] == "AWS::IAM::ManagedPolicy"])
+        assert "kubernetes.io/cluster/team-cluster" in text and "cluster/team-cluster" in text
+        assert "kubernetes.io/cluster/platform" not in text
+
+    def test_a_token_cluster_name_is_refused(self):
+        import aws_cdk as cdk
+
+        from inferstack.stacks.karpenter import Karpenter
+
+        stack = cdk.Stack(cdk.App())
+        with pytest.raises(ValueError, match="literal EKS name"):
+            Karpenter(stack, "K", cluster=None, cluster_name=cdk.Aws.STACK_NAME)  # type: ignore[arg-type]

@@ -129,30 +129,60 @@ class TestTensorParallelGpu:
 
 
 class TestNeuronServing:
-    """examples/vllm-neuron-inf2.yaml."""
+    """examples/vllm-neuron-inf2.yaml: Inferentia2 on the SDK 2.31.1 DLC (vLLM 0.16 + vllm-neuron 0.5)."""
 
     def test_neuron_devices_match_tensor_parallelism(self, neuron_vllm_app):
         c = container(neuron_vllm_app)
         assert c["resources"]["limits"]["aws.amazon.com/neuron"] == "4"  # TP 8 NeuronCores = 4 Inferentia2
-        assert arg(c["args"], "--device") == "neuron" and arg(c["args"], "--tensor-parallel-size") == "8"
-        assert c["image"].startswith("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:")
+        assert arg(c["args"], "--tensor-parallel-size") == "8"
+        assert "--device" not in c["args"], "the plugin registers itself; vLLM has no --device"
+        assert c["image"].endswith(":0.16.0-neuronx-py312-sdk2.31.1-ubuntu24.04")
         assert pod_spec(neuron_vllm_app)["tolerations"][0]["key"] == "aws.amazon.com/neuron"
+
+    def test_prefix_caching_comes_with_the_block_size_vllm_neuron_asserts(self, neuron_vllm_app):
+        args = container(neuron_vllm_app)["args"]
+        assert "--enable-prefix-caching" in args and arg(args, "--block-size") == "32"
+        assert arg(args, "--num-gpu-blocks-override") == str(4096 // 32 * 8)  # every sequence at full length
+
+    def test_no_shutdown_timeout_on_vllm_0_16(self, neuron_vllm_app):
+        assert "--shutdown-timeout" not in container(neuron_vllm_app)["args"]
+
+    def test_neuron_pods_use_the_neuron_scheduler(self, neuron_vllm_app):
+        assert pod_spec(neuron_vllm_app)["schedulerName"] == "my-scheduler"
+        job = next(j for j in objects(neuron_vllm_app, "Job") if "neuron-compile" in j["metadata"]["name"])
+        assert job["spec"]["template"]["spec"]["schedulerName"] == "my-scheduler"
 
     def test_server_loads_precompiled_artifacts_never_compiles(self, neuron_vllm_app):
         env = {e["name"]: e.get("value") for e in container(neuron_vllm_app)["env"]}
         assert env["NEURON_COMPILED_ARTIFACTS"] == "/compiled"
         (fetch,) = pod_spec(neuron_vllm_app)["initContainers"]
         script = fetch["command"][-1]
-        assert ".inferstack-compile-complete" in script and "neuron/tp8-len4096-seqs8/" in script
+        assert ".inferstack-compile-complete" in script and "neuron/tp8-len4096-seqs8-" in script
 
-    def test_compile_job_runs_once_on_the_neuron_pool(self, neuron_vllm_app):
+    def test_compile_job_compiles_exactly_what_the_server_loads(self, neuron_vllm_app):
         job = next(j for j in objects(neuron_vllm_app, "Job") if "neuron-compile" in j["metadata"]["name"])
         pod = job["spec"]["template"]["spec"]
         assert pod["nodeSelector"] == {"inferstack.io/pool": "inf2"}
         assert pod["containers"][0]["resources"]["limits"]["aws.amazon.com/neuron"] == "4"
         assert pod["serviceAccountName"] == "llama-8b-neuron-model-sync"
         env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
-        assert env["TENSOR_PARALLEL_SIZE"] == "8" and env["ARTIFACTS_PREFIX"].endswith("neuron/tp8-len4096-seqs8/")
+        kwargs = json.loads(env["ENGINE_KWARGS"])
+        server = container(neuron_vllm_app)
+        assert pod["containers"][0]["image"] == server["image"]
+        for flag, key in {
+            "--tensor-parallel-size": "tensor_parallel_size",
+            "--max-model-len": "max_model_len",
+            "--max-num-seqs": "max_num_seqs",
+            "--block-size": "block_size",
+            "--num-gpu-blocks-override": "num_gpu_blocks_override",
+            "--max-num-batched-tokens": "max_num_batched_tokens",
+        }.items():
+            assert str(kwargs[key]) == arg(server["args"], flag), flag
+        assert kwargs["enable_prefix_caching"] is ("--enable-prefix-caching" in server["args"])
+        fetch = pod_spec(neuron_vllm_app)["initContainers"][0]["command"][-1]
+        assert env["ARTIFACTS_PREFIX"] in fetch, "the server fetches what this Job writes"
+        mounts = {m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+        assert {"/models", "/compiled"} <= mounts, "weights at the server's path"
 
 
 @pytest.mark.parametrize("kind", ["hpa"])
@@ -161,6 +191,7 @@ def test_hpa_autoscaling(kind, synth_config):
 
     config = parse_config(
         {
+            "observability": {"custom_metrics_adapter": True},
             "compute": {"karpenter_pools": [{"name": "gpu", "instance_families": ["g6e"]}]},
             "workloads": [
                 {

@@ -4,6 +4,7 @@ Idempotent: a marker object ($PREFIX.inferstack-sync-complete) is written last; 
 once. Files are streamed one at a time (download, upload, delete), so local disk needs only the largest shard.
 """
 
+import fnmatch
 import os
 import sys
 import tempfile
@@ -26,7 +27,20 @@ except ClientError as error:
     if error.response["Error"]["Code"] not in ("404", "NoSuchKey", "NotFound"):
         raise
 
-files = HfApi(token=token).list_repo_files(repo, revision=revision)
+include = [p for p in os.environ.get("INCLUDE", "").split(",") if p]
+exclude = [p for p in os.environ.get("EXCLUDE", "").split(",") if p]
+
+
+def wanted(name: str) -> bool:
+    """In the file set the engine reads: matches an include pattern (if any) and no exclude pattern."""
+    if include and not any(fnmatch.fnmatch(name, p) for p in include):
+        return False
+    return not any(fnmatch.fnmatch(name, p) for p in exclude)
+
+
+files = [f for f in HfApi(token=token).list_repo_files(repo, revision=revision) if wanted(f)]
+if not files:
+    sys.exit(f"no file of {repo}@{revision} matches include={include} exclude={exclude}")
 print(f"copying {len(files)} files of {repo}@{revision} to s3://{bucket}/{prefix}")
 with tempfile.TemporaryDirectory(dir=os.environ.get("WORK_DIR", "/work")) as workdir:
     for name in files:

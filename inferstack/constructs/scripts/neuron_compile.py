@@ -1,10 +1,13 @@
 """Compile a model for AWS Neuron once and store the artifacts in s3://$BUCKET/$ARTIFACTS_PREFIX.
 
 Idempotent: exits at once when the marker ($ARTIFACTS_PREFIX.inferstack-compile-complete) exists. Downloads the
-weights from s3://$BUCKET/$MODEL_PREFIX, lets vLLM (Neuron plugin) compile them with the serving parallelism into
-$NEURON_COMPILED_ARTIFACTS, uploads that folder and writes the marker last.
+weights from s3://$BUCKET/$MODEL_PREFIX to $MODEL_DIR (the path the server loads them from), then runs
+``vllm.LLM(model=$MODEL_DIR, **$ENGINE_KWARGS)`` — the server's exact engine settings — which makes the vllm-neuron
+plugin compile into $NEURON_COMPILED_ARTIFACTS (and load the result once, proving it works). Uploads that folder
+and writes the marker last.
 """
 
+import json
 import os
 import sys
 import time
@@ -14,7 +17,9 @@ from botocore.exceptions import ClientError
 
 bucket = os.environ["BUCKET"]
 model_prefix, artifacts_prefix = os.environ["MODEL_PREFIX"], os.environ["ARTIFACTS_PREFIX"]
-work = os.environ.get("WORK_DIR", "/work")
+model_dir = os.environ.get("MODEL_DIR", "/models")
+compiled = os.environ["NEURON_COMPILED_ARTIFACTS"]
+engine_kwargs = json.loads(os.environ["ENGINE_KWARGS"])
 marker = f"{artifacts_prefix}.inferstack-compile-complete"
 s3 = boto3.client("s3")
 
@@ -35,7 +40,6 @@ while sync_marker:  # the model-sync Job may still be copying the weights
         print("waiting for the model sync to finish")
         time.sleep(30)
 
-model_dir = os.path.join(work, "model")
 for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=model_prefix):
     for item in page.get("Contents", []):
         relative = item["Key"][len(model_prefix) :]
@@ -47,18 +51,16 @@ for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=m
 
 from vllm import LLM  # noqa: E402 - only after the weights are local
 
-LLM(
-    model=model_dir,
-    device="neuron",
-    tensor_parallel_size=int(os.environ["TENSOR_PARALLEL_SIZE"]),
-    max_model_len=int(os.environ["MAX_MODEL_LEN"]),
-    max_num_seqs=int(os.environ["MAX_NUM_SEQS"]),
-)
+print(f"compiling {model_dir} with {engine_kwargs} into {compiled}")
+LLM(model=model_dir, **engine_kwargs)
 
-compiled = os.environ["NEURON_COMPILED_ARTIFACTS"]
+uploaded = 0
 for root, _, files in os.walk(compiled):
     for name in files:
         path = os.path.join(root, name)
         s3.upload_file(path, bucket, artifacts_prefix + os.path.relpath(path, compiled))
-s3.put_object(Bucket=bucket, Key=marker, Body=b"compiled\n")
+        uploaded += 1
+if not uploaded:
+    sys.exit(f"the compile produced nothing in {compiled}; not writing the marker")
+s3.put_object(Bucket=bucket, Key=marker, Body=json.dumps(engine_kwargs, sort_keys=True).encode())
 print("done")

@@ -1,0 +1,99 @@
+"""Where the pods are: the pod templates inside workload objects (core kinds and the operators' custom
+resources we emit), each with the path it sits at, so a finding can name ``Deployment/x spec.template.spec``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: kind → paths (dotted; ``[]`` = every list item) of pod templates (objects with ``metadata`` + ``spec``)
+#: inside that kind's manifest.
+POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec.template",),
+    "StatefulSet": ("spec.template",),
+    "DaemonSet": ("spec.template",),
+    "ReplicaSet": ("spec.template",),
+    "Job": ("spec.template",),
+    "CronJob": ("spec.jobTemplate.spec.template",),
+    "PodTemplate": ("template",),
+    "LeaderWorkerSet": (
+        "spec.leaderWorkerTemplate.leaderTemplate",
+        "spec.leaderWorkerTemplate.workerTemplate",
+    ),
+    "RayService": (
+        "spec.rayClusterConfig.headGroupSpec.template",
+        "spec.rayClusterConfig.workerGroupSpecs[].template",
+    ),
+    "RayCluster": ("spec.headGroupSpec.template", "spec.workerGroupSpecs[].template"),
+    "RayJob": (
+        "spec.rayClusterSpec.headGroupSpec.template",
+        "spec.rayClusterSpec.workerGroupSpecs[].template",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    """One pod template found in a manifest."""
+
+    owner: Mapping[str, Any]
+    """The manifest that holds it."""
+    path: str
+    """Where, e.g. ``spec.template`` or ``spec.workerGroupSpecs[1].template``."""
+    labels: Mapping[str, str]
+    """``metadata.labels`` of the template (what selectors match)."""
+    spec: Mapping[str, Any]
+    """The pod spec."""
+
+    @property
+    def namespace(self) -> str:
+        return str(self.owner.get("metadata", {}).get("namespace") or "default")
+
+    @property
+    def ref(self) -> str:
+        """``Kind/namespace/name`` of the owner."""
+        meta = self.owner.get("metadata", {})
+        return f"{self.owner.get('kind')}/{self.namespace}/{meta.get('name')}"
+
+    def containers(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
+        """(``containers`` | ``initContainers`` | ``ephemeralContainers``, container) of every container."""
+        for field in ("initContainers", "containers", "ephemeralContainers"):
+            for container in self.spec.get(field) or ():
+                yield field, container
+
+
+def _walk(node: Any, parts: list[str], path: str) -> Iterator[tuple[str, Any]]:
+    if not parts:
+        yield path, node
+        return
+    head, rest = parts[0], parts[1:]
+    many = head.endswith("[]")
+    key = head[:-2] if many else head
+    if not isinstance(node, Mapping) or key not in node:
+        return
+    child = node[key]
+    prefix = f"{path}.{key}" if path else key
+    if many:
+        for index, item in enumerate(child or ()):
+            yield from _walk(item, rest, f"{prefix}[{index}]")
+    else:
+        yield from _walk(child, rest, prefix)
+
+
+def pod_templates(manifest: Mapping[str, Any]) -> Iterator[PodTemplate]:
+    """Every pod template of ``manifest`` (a bare ``Pod`` is its own template, at path ``""``)."""
+    kind = manifest.get("kind")
+    if kind == "Pod":
+        yield PodTemplate(manifest, "", manifest.get("metadata", {}).get("labels") or {}, manifest.get("spec") or {})
+        return
+    for dotted in POD_TEMPLATE_PATHS.get(str(kind), ()):
+        for path, template in _walk(manifest, dotted.split("."), ""):
+            if isinstance(template, Mapping):
+                labels = (template.get("metadata") or {}).get("labels") or {}
+                yield PodTemplate(manifest, path, labels, template.get("spec") or {})
+
+
+def all_pod_templates(manifests: list[Mapping[str, Any]]) -> Iterator[PodTemplate]:
+    for manifest in manifests:
+        yield from pod_templates(manifest)

@@ -1,0 +1,37 @@
+"""ENGINE-FLAGS-UNVERIFIED: ``engine.extra_args`` of a workload whose engine image carries a vLLM release
+inferstack has no flag list for cannot be checked; the flags are passed as written (a warning, so it is seen).
+
+Flags of catalogued releases are checked when the config is read (an unknown flag is a config error naming the
+nearest spellings); this rule covers what that check cannot see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferstack.catalog.engine_flags import VLLM_VERSIONS
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.config.model import InferstackConfig
+from inferstack.rules.base import Finding, Rule, Severity
+
+RULE_ID = "ENGINE-FLAGS-UNVERIFIED"
+
+
+def check(config: InferstackConfig) -> Iterator[Finding]:
+    for index, workload in enumerate(config.workloads):
+        if not workload.engine.extra_args or config.engine_flags_version(workload) is not None:
+            continue
+        if config.pool(workload.pool).accelerator is AcceleratorKind.NEURON:
+            continue  # NEURON-STACK says why Neuron extra_args are unchecked
+        yield Finding(
+            rule=RULE_ID,
+            path=f"workloads[{index}].engine.extra_args",
+            message=f"image {config.engine_image(workload)} runs a vLLM release inferstack has no flag list for, "
+            "so these flags are passed unchecked (a misspelt flag stops the server at start)",
+            fix=f"use a vllm/vllm-openai image of a vendored release ({', '.join(VLLM_VERSIONS)}), or accept this "
+            "warning",
+            severity=Severity.WARNING,
+        )
+
+
+RULE = Rule(id=RULE_ID, title="Engine flags are checked against the engine's release", check=check)
