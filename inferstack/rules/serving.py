@@ -28,7 +28,6 @@ TP_HEADS = "TP-HEADS"
 NEURON_CORES = "NEURON-CORES"
 SCHEDULING = "SCHEDULING"
 STARTUP = "STARTUP-PROBE"
-LIMITS = "ACCELERATOR-LIMITS"
 NEURON_ARTIFACTS = "NEURON-ARTIFACTS"
 NEURON_STACK = "NEURON-STACK"
 
@@ -278,27 +277,6 @@ def check_startup(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
-def limit_problems(plan: PodPlan) -> list[str]:
-    """Extended resources (accelerators, EFA) need limits equal to requests; Kubernetes rejects anything else
-    and an accelerator without a limit is never allocated."""
-    problems = []
-    for resource, amount in plan.requests.items():
-        if "/" in resource and plan.limits.get(resource) != amount:
-            problems.append(f"{resource}: request {amount}, limit {plan.limits.get(resource, 'missing')}")
-    return problems
-
-
-def check_limits(config: InferstackConfig) -> Iterator[Finding]:
-    for index, workload in enumerate(config.workloads):
-        for problem in limit_problems(pod_plan(config, workload)):
-            yield Finding(
-                rule=LIMITS,
-                path=f"workloads[{index}].resources",
-                message=problem,
-                fix="extended resources take equal requests and limits",
-            )
-
-
 def check_neuron_stack(config: InferstackConfig) -> Iterator[Finding]:
     """What the pinned Neuron serving stack (vLLM 0.16 + vllm-neuron 0.5 on NxD Inference, SDK 2.31.1) can run:
     Inferentia2 and Trainium1 only, no pipeline parallelism, KV cache in the model dtype."""
@@ -352,6 +330,5 @@ RULES = (
     Rule(id=FIT, title="Weights and one sequence of KV cache fit", check=check_fit),
     Rule(id=SCHEDULING, title="Every serving pod fits a node of its pool", check=check_scheduling),
     Rule(id=STARTUP, title="Startup probe covers the model load", check=check_startup),
-    Rule(id=LIMITS, title="Accelerators requested with equal limits", check=check_limits),
     Rule(id=NEURON_STACK, title="Neuron workloads fit the pinned Neuron stack", check=check_neuron_stack),
 )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from inferstack.config import parse_config
 from inferstack.config.placement import pod_plan
 from inferstack.rules import serving
@@ -116,18 +114,3 @@ class TestStartup:
         config = cfg({"startup_timeout_seconds": 60})
         (finding,) = serving.check_startup(config)
         assert finding.rule == "STARTUP-PROBE" and "startup_timeout_seconds ≥" in finding.fix
-
-
-class TestLimits:
-    def test_generated_plans_have_equal_limits(self):
-        config = cfg({"engine": {"tensor_parallel_size": 4}, "pool": "l40s"})
-        plan = pod_plan(config, config.workloads[0])
-        assert plan.limits["nvidia.com/gpu"] == plan.requests["nvidia.com/gpu"] == "4"
-        assert serving.limit_problems(plan) == []
-        assert list(serving.check_limits(config)) == []
-
-    def test_missing_accelerator_limit_is_flagged(self):
-        config = cfg({})
-        plan = pod_plan(config, config.workloads[0])
-        broken = replace(plan, limits={"memory": plan.limits["memory"]})
-        assert serving.limit_problems(broken) == ["nvidia.com/gpu: request 1, limit missing"]
