@@ -69,3 +69,27 @@ def test_copies_every_file_then_the_marker_and_is_idempotent(fake_hub):
         runpy.run_path(str(SCRIPT), run_name="__main__")
     assert done.value.code == 0
     assert sorted(fake_hub) == sorted(FILES)  # nothing downloaded the second time
+
+
+@mock_aws
+def test_copies_only_the_file_set_the_format_reads(fake_hub, monkeypatch):
+    """A Mistral-format repo with HF shards too: the Run:ai streamer would read every top-level safetensors."""
+    monkeypatch.setenv("EXCLUDE", "model*.safetensors,model.safetensors.index.json")
+    s3 = boto3.client("s3", region_name="us-west-2")
+    s3.create_bucket(Bucket="models", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    prefix = "models/org/model/abc123/"
+    keys = {o["Key"][len(prefix) :] for o in s3.list_objects_v2(Bucket="models")["Contents"]}
+    assert keys == {"config.json", "tokenizer.json", ".inferstack-sync-complete"}
+    assert "model-00001-of-00002.safetensors" not in fake_hub
+
+
+@mock_aws
+def test_a_file_set_matching_nothing_fails_without_a_marker(fake_hub, monkeypatch):
+    monkeypatch.setenv("INCLUDE", "consolidated*.safetensors")
+    s3 = boto3.client("s3", region_name="us-west-2")
+    s3.create_bucket(Bucket="models", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    with pytest.raises(SystemExit) as failed:
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+    assert "no file" in str(failed.value.code)
+    assert "Contents" not in s3.list_objects_v2(Bucket="models")

@@ -8,6 +8,7 @@ import kubernetes_validate
 import yaml
 
 from inferstack.catalog.crds import is_custom_resource, validate_custom_resource
+from inferstack.constructs.checks.references import External, check_references
 from inferstack.constructs.model_source import ModelSourceProps, SourceKind, model_loading
 from inferstack.constructs.vllm import EngineArgs, VllmServer, VllmServerProps
 from inferstack.constructs.volumes import S3ModelVolume, S3ModelVolumeProps
@@ -62,3 +63,36 @@ def test_vllm_server_in_a_plain_cdk8s_app_exports_valid_yaml():
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     assert container["args"][0] == "/models"
     assert container["startupProbe"]["failureThreshold"] == 60
+    # Nothing the team's cluster lacks: no inferstack PriorityClass unless asked for, every reference resolves
+    # once the team's own namespace and service account are declared.
+    assert "priorityClassName" not in deployment["spec"]["template"]["spec"]
+    external = External(namespaces=External().namespaces | {"team"}, service_accounts=frozenset({("team", "qwen")}))
+    assert [str(f) for f in check_references(documents, external)] == []
+
+
+def test_priority_class_and_scheduler_are_props():
+    app = cdk8s.App()
+    chart = cdk8s.Chart(app, "c")
+    VllmServer(
+        chart,
+        "s",
+        VllmServerProps(
+            name="s",
+            namespace="team",
+            image="vllm/vllm-openai:v0.19.0",
+            model=model_loading(ModelSourceProps(kind=SourceKind.HF, model_id="Qwen/Qwen3-8B")),
+            served_model_name="s",
+            engine=EngineArgs(),
+            service_account="s",
+            requests={"nvidia.com/gpu": "1"},
+            limits={"nvidia.com/gpu": "1"},
+            node_selector={},
+            tolerations=[],
+            startup_seconds=600,
+            priority_class="team-serving",
+            scheduler_name="team-scheduler",
+        ),
+    )
+    deployment = next(o for o in chart.to_json() if o["kind"] == "Deployment")
+    spec = deployment["spec"]["template"]["spec"]
+    assert spec["priorityClassName"] == "team-serving" and spec["schedulerName"] == "team-scheduler"

@@ -1,0 +1,372 @@
+"""The rule registry as a whole, through ``evaluate`` (what ``inferstack check`` runs): every registered rule has a
+non-compliant and a compliant config that differ in (ideally) one field, the non-compliant one trips the rule with a
+finding that names a real config path and a fix, the compliant one does not, acknowledging the rule moves its
+findings aside, and taking the rule out of the registry makes its findings disappear.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from inferstack import cli
+from inferstack.config import InferstackConfig, parse_config
+from inferstack.rules import RULES, Finding, RuleReport, Severity, evaluate
+
+#: A small realistic platform (cf. inferstack.yaml, examples/gpu-mixed.yaml): a CPU pool, an L40S pool of a 1-GPU
+#: and a 4-GPU type, an Inferentia2 pool, and Qwen3-8B (ungated, 32 heads, ~15 GiB) streamed from S3 on the L40S pool.
+#: Every rule passes on it.
+BASE: dict[str, Any] = {
+    "compute": {
+        "karpenter_pools": [
+            {"name": "general", "instance_families": ["m7i"]},
+            {"name": "gpu", "instance_types": ["g6e.2xlarge", "g6e.12xlarge"]},
+            {"name": "inf2", "instance_types": ["inf2.24xlarge"]},
+        ]
+    },
+    "workloads": [{"name": "qwen", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}}],
+}
+GPU_POOL = 1  # index of the "gpu" pool in BASE's karpenter_pools
+
+P5_EFA_GROUP = {"name": "p5", "instance_type": "p5.48xlarge", "efa": True, "availability_zone": 0}
+CAPACITY_BLOCK_GROUP = {
+    **P5_EFA_GROUP,
+    "capacity_type": "capacity_block",
+    "capacity_reservation_id": "cr-0123456789abcdef0",
+}
+LLAMA_1B = {"id": "meta-llama/Llama-3.2-1B-Instruct", "hf_token_secret": {"name": "hf-token"}}
+LLAMA_70B = {"id": "meta-llama/Llama-3.1-70B-Instruct", "hf_token_secret": {"name": "hf-token"}}
+ON_INF2 = {"pool": "inf2", "engine": {"tensor_parallel_size": 2}}  # 2 NeuronCores = 1 Inferentia2 device
+FROM_FSX = {"model": {"source": {"type": "fsx"}}}
+#: Rules whose findings are warnings (printed, synth goes on); every other rule's findings here are errors.
+WARNING_RULES = frozenset({"ENGINE-FLAGS-UNVERIFIED"})
+#: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
+#: is also a pod asking for more devices than any node of its pool has.
+ALSO_TRIPS: dict[str, tuple[str, ...]] = {"PARALLEL-NODE": ("SCHEDULING",)}
+
+
+def merge(base: Any, override: Any) -> Any:
+    """``override`` deep-merged into a copy of ``base``. Dicts merge by key; a dict with int keys patches the
+    elements of a list (``{"workloads": {0: {"pool": "inf2"}}}``); anything else replaces."""
+    if isinstance(override, dict) and isinstance(base, list):
+        assert all(isinstance(k, int) for k in override), override
+        patched = copy.deepcopy(base)
+        for index, value in override.items():
+            patched[index] = merge(patched[index], value)
+        return patched
+    if isinstance(override, dict) and isinstance(base, dict):
+        merged = copy.deepcopy(base)
+        for key, value in override.items():
+            merged[key] = merge(merged[key], value) if key in merged else copy.deepcopy(value)
+        return merged
+    return copy.deepcopy(override)
+
+
+def workload(**fields: Any) -> dict:
+    """An override of the first workload."""
+    return {"workloads": {0: fields}}
+
+
+def gpu_pool(**fields: Any) -> dict:
+    """An override of the L40S Karpenter pool."""
+    return {"compute": {"karpenter_pools": {GPU_POOL: fields}}}
+
+
+def node_group(**fields: Any) -> dict:
+    """An override of the first managed node group (present only where the case's shared part adds one)."""
+    return {"compute": {"node_groups": {0: fields}}}
+
+
+def case(shared: dict, bad: dict, good: dict) -> tuple[dict, dict]:
+    """(non-compliant, compliant): BASE with ``shared``, then ``bad`` or ``good`` (the difference the rule is about)."""
+    common = merge(BASE, shared)
+    return merge(common, bad), merge(common, good)
+
+
+CASES: dict[str, tuple[dict, dict]] = {
+    # cluster
+    "EKS-ENDPOINT": case(
+        {"cluster": {"endpoint_access": "public"}},
+        {"cluster": {"public_access_cidrs": ["0.0.0.0/0"]}},
+        {"cluster": {"public_access_cidrs": ["203.0.113.0/24"]}},
+    ),
+    "EKS-LOGS": case(
+        {},
+        {"cluster": {"control_plane_logs": ["api", "audit", "authenticator", "controllerManager"]}},
+        {"cluster": {"control_plane_logs": ["api", "audit", "authenticator", "controllerManager", "scheduler"]}},
+    ),
+    # compute
+    "EFA-UNSUPPORTED": case(
+        {"compute": {"node_groups": [P5_EFA_GROUP]}},
+        node_group(instance_type="g6e.2xlarge"),
+        node_group(instance_type="g6e.12xlarge"),
+    ),
+    "EFA-AZ": case(
+        {"compute": {"node_groups": [{k: v for k, v in P5_EFA_GROUP.items() if k != "availability_zone"}]}},
+        {},
+        node_group(availability_zone=0),
+    ),
+    "EFA-ONE-TYPE": case(
+        gpu_pool(efa=True, availability_zone=0),
+        gpu_pool(instance_types=["g6e.12xlarge", "g6e.24xlarge"]),
+        gpu_pool(instance_types=["g6e.12xlarge"]),
+    ),
+    "PLACEMENT-CAPACITY-BLOCK": case(
+        {"compute": {"node_groups": [CAPACITY_BLOCK_GROUP]}},
+        node_group(placement_group=True),
+        node_group(placement_group=False),
+    ),
+    "AMI-ACCELERATOR": case(
+        {"compute": {"node_groups": [P5_EFA_GROUP]}},
+        node_group(ami="al2023_neuron"),
+        node_group(ami="al2023_nvidia"),
+    ),
+    "NODE-DAEMON-TAINTS": case(
+        gpu_pool(taints=[{"key": "dedicated", "value": "llm"}]),
+        {},
+        {"compute": {"gpu_operator": {"extra_tolerations": [{"key": "dedicated"}]}}},
+    ),
+    "KARPENTER-LIMITS": case(
+        {},
+        {"compute": {"karpenter_pools": {0: {"max_cpu": 1}}}},  # below m7i.large's 2 vCPU
+        {"compute": {"karpenter_pools": {0: {"max_cpu": 2}}}},
+    ),
+    # storage
+    "MODEL-SOURCE-BACKEND": case(
+        {},
+        {"storage": {"model_bucket": None}},
+        {"storage": {"model_bucket": {}}},
+    ),
+    "FSX-AZ": case(
+        merge(workload(**FROM_FSX), gpu_pool(availability_zone=0)),
+        {"storage": {"fsx": {"availability_zone": 1}}},
+        {"storage": {"fsx": {"availability_zone": 0}}},
+    ),
+    "MODEL-PREFIX": case(
+        merge(workload(**FROM_FSX), merge(gpu_pool(availability_zone=0), {"storage": {"fsx": {}}})),
+        workload(model={"source": {"prefix": "other/Qwen/Qwen3-8B/"}}),
+        workload(model={"source": {"prefix": "models/Qwen/Qwen3-8B/"}}),
+    ),
+    "HF-TOKEN": case(
+        workload(model={"id": "meta-llama/Llama-3.1-8B-Instruct"}),
+        {},
+        workload(model={"hf_token_secret": {"name": "hf-token"}}),
+    ),
+    "MODEL-DISK": case(
+        workload(model={"source": {"type": "hf"}}),
+        workload(model={"source": {"cache_size_gib": 10}}),  # the checkpoint is ~15 GiB
+        workload(model={"source": {"cache_size_gib": 20}}),
+    ),
+    # serving
+    "TP-HEADS": case(
+        {},
+        workload(engine={"tensor_parallel_size": 3}),  # 32 heads
+        workload(engine={"tensor_parallel_size": 4}),
+    ),
+    "NEURON-CORES": case(
+        workload(**ON_INF2, model=LLAMA_1B),  # small enough for one NeuronCore: only the core count is wrong
+        workload(engine={"tensor_parallel_size": 1}),
+        workload(engine={"tensor_parallel_size": 2}),
+    ),
+    "NEURON-ARTIFACTS": case(
+        workload(**ON_INF2),
+        workload(model={"source": {"type": "hf"}}),
+        workload(model={"source": {"type": "s3"}}),
+    ),
+    "PARALLEL-NODE": case(
+        {},
+        workload(engine={"tensor_parallel_size": 8}),  # the pool's largest type has 4 GPUs
+        workload(engine={"tensor_parallel_size": 4}),
+    ),
+    "MODEL-FIT": case(
+        workload(model=LLAMA_70B),  # ~131 GiB of weights, 48 GiB per L40S
+        workload(engine={"tensor_parallel_size": 1}),
+        workload(engine={"tensor_parallel_size": 4}),
+    ),
+    "SCHEDULING": case(
+        {},
+        workload(resources={"memory_gib": 2000}),
+        workload(resources={"memory_gib": 32}),
+    ),
+    "STARTUP-PROBE": case(
+        {},
+        workload(startup_timeout_seconds=60),
+        workload(startup_timeout_seconds=600),
+    ),
+    "NEURON-STACK": case(
+        workload(**ON_INF2),
+        workload(engine={"kv_cache_dtype": "fp8"}),
+        workload(engine={"kv_cache_dtype": "auto"}),
+    ),
+    # autoscaling
+    "AUTOSCALING-ZERO": case(
+        workload(autoscaling={"kind": "keda"}),
+        workload(autoscaling={"min_replicas": 0}),
+        workload(autoscaling={"min_replicas": 1}),
+    ),
+    "AUTOSCALING-HPA-ADAPTER": case(
+        workload(autoscaling={"kind": "hpa"}),
+        {"observability": {"custom_metrics_adapter": False}},
+        {"observability": {"custom_metrics_adapter": True}},
+    ),
+    "AUTOSCALING-METRICS": case(
+        workload(autoscaling={"kind": "keda"}),
+        workload(monitoring=False),
+        workload(monitoring=True),
+    ),
+    # engine flags
+    "ENGINE-FLAGS-UNVERIFIED": case(
+        workload(engine={"extra_args": ["--disable-log-stats"]}),
+        workload(engine={"image": "vllm/vllm-openai:v0.9.0"}),  # a release without a vendored flag list
+        workload(engine={"image": "vllm/vllm-openai:v0.19.0"}),
+    ),
+}
+RULE_IDS = sorted(CASES)
+
+
+def findings(report: RuleReport) -> list[Finding]:
+    """Every finding of a report, acknowledged or not."""
+    return [*report.errors, *report.warnings, *(finding for finding, _ in report.acknowledged)]
+
+
+def of_rule(report: RuleReport, rule_id: str) -> list[Finding]:
+    return [f for f in findings(report) if f.rule == rule_id]
+
+
+def non_compliant(rule_id: str) -> InferstackConfig:
+    return parse_config(CASES[rule_id][0])
+
+
+def compliant(rule_id: str) -> InferstackConfig:
+    return parse_config(CASES[rule_id][1])
+
+
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
+
+
+def resolves(config: InferstackConfig, path: str) -> bool:
+    """Whether ``path`` (``workloads[0].engine.tensor_parallel_size``) names a field of the validated config: each
+    dotted part a field of the model it is in (a leaf may hold its default), each index an existing element."""
+    node: Any = config
+    parts = path.split(".")
+    for position, part in enumerate(parts):
+        match = _SEGMENT.match(part)
+        if match is None or not isinstance(node, BaseModel) or match[1] not in type(node).model_fields:
+            return False
+        node = getattr(node, match[1])
+        for index in map(int, re.findall(r"\[(\d+)\]", match[2])):
+            if not isinstance(node, tuple | list) or index >= len(node):
+                return False
+            node = node[index]
+        if node is None and position < len(parts) - 1:
+            return False
+    return True
+
+
+def test_every_registered_rule_has_cases():
+    assert set(CASES) == {rule.id for rule in RULES}
+
+
+def test_rule_ids_are_unique():
+    ids = [rule.id for rule in RULES]
+    assert len(ids) == len(set(ids))
+
+
+def test_base_config_passes_every_rule():
+    assert findings(evaluate(parse_config(BASE))) == []
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_cases_differ(rule_id):
+    bad, good = CASES[rule_id]
+    assert bad != good
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_non_compliant_case_trips_the_rule(rule_id):
+    report = evaluate(non_compliant(rule_id))
+    expected, other = (report.warnings, report.errors) if rule_id in WARNING_RULES else (report.errors, report.warnings)
+    tripped = [f for f in expected if f.rule == rule_id]
+    assert tripped, f"{rule_id} did not fire: {findings(report)}"
+    severity = Severity.WARNING if rule_id in WARNING_RULES else Severity.ERROR
+    assert {f.severity for f in tripped} == {severity}
+    assert [f for f in other if f.rule == rule_id] == []
+    assert report.acknowledged == []
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_compliant_case_does_not_trip_the_rule(rule_id):
+    report = evaluate(compliant(rule_id))
+    assert of_rule(report, rule_id) == []
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_compliant_case_passes_every_rule(rule_id):
+    """The compliant side is a config ``inferstack check`` accepts without a word: the pair isolates one rule."""
+    assert findings(evaluate(compliant(rule_id))) == []
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_non_compliant_case_trips_only_its_rule(rule_id):
+    """The non-compliant side breaks one thing; where one mistake necessarily trips two rules, the second is named."""
+    report = evaluate(non_compliant(rule_id))
+    assert {f.rule for f in findings(report)} == {rule_id, *ALSO_TRIPS.get(rule_id, ())}
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_findings_name_a_config_path_and_a_fix(rule_id):
+    config = non_compliant(rule_id)
+    report = evaluate(config)
+    assert findings(report)
+    for finding in findings(report):
+        assert finding.path.split(".")[0].split("[")[0] in CASES[rule_id][0], f"not a section of the config: {finding}"
+        assert resolves(config, finding.path), f"{finding.path} is not a field of the config: {finding}"
+        assert finding.fix.strip(), finding
+        assert finding.message.strip(), finding
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_every_finding_carries_the_id_of_the_rule_that_produced_it(rule_id):
+    config = non_compliant(rule_id)
+    for rule in RULES:
+        assert {f.rule for f in rule.run(config)} <= {rule.id}, rule.id
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_acknowledging_the_rule_moves_its_findings_aside(rule_id):
+    reason = "accepted on purpose for the test"
+    data = CASES[rule_id][0]
+    before = of_rule(evaluate(parse_config(data)), rule_id)
+    report = evaluate(parse_config({**data, "acknowledge": [{"rule": rule_id, "reason": reason}]}))
+    assert [f for f in [*report.errors, *report.warnings] if f.rule == rule_id] == []
+    assert report.acknowledged == [(finding, reason) for finding in before]
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_removing_the_rule_from_the_registry_is_noticed(rule_id):
+    config = non_compliant(rule_id)
+    assert of_rule(evaluate(config), rule_id)
+    without = tuple(rule for rule in RULES if rule.id != rule_id)
+    assert len(without) == len(RULES) - 1
+    assert of_rule(evaluate(config, rules=without), rule_id) == []
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_the_check_command_reports_the_rule(rule_id, tmp_path, capsys):
+    """``inferstack check`` on the two configs (JSON is YAML): the rule's id appears for one and not the other."""
+    bad, good = tmp_path / "bad.yaml", tmp_path / "good.yaml"
+    bad.write_text(json.dumps(CASES[rule_id][0]))
+    good.write_text(json.dumps(CASES[rule_id][1]))
+    code = cli.main(["check", str(bad)])
+    out = capsys.readouterr()
+    assert f"[{rule_id}]" in out.out + out.err
+    assert code == (0 if rule_id in WARNING_RULES else 1)  # warnings are printed, only errors fail the check
+    assert cli.main(["check", str(good)]) == 0
+    out = capsys.readouterr()
+    assert f"[{rule_id}]" not in out.out + out.err
+    assert out.out.strip().endswith(f"{good}: OK")
