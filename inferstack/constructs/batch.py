@@ -110,11 +110,13 @@ def script_job(
             template=k8s.PodTemplateSpec(metadata=k8s.ObjectMeta(labels=labels), spec=spec),
         ),
     )
-    job_name = content_name(name, text, job.to_json()["spec"])
+    rendered = job.to_json()["spec"]
+    job_name = content_name(name, text, rendered)
     config_map = f"{job_name}-script"
+    script_volume = next(i for i, v in enumerate(rendered["template"]["spec"]["volumes"]) if v["name"] == "script")
     job.add_json_patch(
         cdk8s.JsonPatch.replace("/metadata/name", job_name),
-        cdk8s.JsonPatch.replace(f"/spec/template/spec/volumes/{len(volumes) + 1}/configMap/name", config_map),
+        cdk8s.JsonPatch.replace(f"/spec/template/spec/volumes/{script_volume}/configMap/name", config_map),
     )
     k8s.KubeConfigMap(
         scope,
