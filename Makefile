@@ -11,7 +11,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 export CDK_DISABLE_VERSION_CHECK := 1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: install synth test lint format bench schema crds flags lock clean
+.PHONY: install synth test lint format bench schema crds flags upstream lock clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -59,6 +59,10 @@ crds: install
 ## flags: regenerate the vendored vLLM serve flag lists from ../shared/upstream/engines
 flags: install
 	$(PY) scripts/vendor_engine_flags.py
+
+## upstream: copy the upstream references the conformance tests use (../shared/upstream → tests/upstream)
+upstream: install
+	$(PY) scripts/vendor_upstream.py
 
 ## lock: re-freeze requirements.txt from the current venv (after a deliberate upgrade)
 lock:

@@ -356,6 +356,8 @@ class Karpenter(Construct):
     def _grant_controller(self, role: iam.IRole) -> dict[str, iam.ManagedPolicy]:
         """Attach the controller's policies, acknowledging exactly the wildcards each carries."""
         policies: dict[str, iam.ManagedPolicy] = {}
+        # Each jsii round trip costs: resolve every ARN once, read each statement's resources once.
+        patterns = {a.resolve(): a.nag() for a in [*_LAUNCH_INPUTS, *_LAUNCHED, _INSTANCE_PROFILES, _SSM_PARAMETERS]}
         for name, statements in self._statements().items():
             policy = iam.ManagedPolicy(
                 self,
@@ -364,14 +366,9 @@ class Karpenter(Construct):
                 statements=statements,
             )
             policy.attach_to_role(role)
-            wildcards = sorted(
-                {
-                    arn.nag()
-                    for arn in [*_LAUNCH_INPUTS, *_LAUNCHED, _INSTANCE_PROFILES, _SSM_PARAMETERS]
-                    if any(arn.resolve() in statement.resources for statement in statements)
-                }
-            )
-            if any("*" in statement.resources for statement in statements):
+            resources = {r for statement in statements for r in statement.resources}
+            wildcards = sorted(nag for arn, nag in patterns.items() if arn in resources)
+            if "*" in resources:
                 wildcards.append("Resource::*")
             if wildcards:
                 acknowledge(policy, "IAM5", CONTROLLER_WILDCARDS, tuple(wildcards))
