@@ -30,6 +30,8 @@ _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 #: Repositories of the upstream vLLM OpenAI-server image (optionally behind a registry host or a mirror prefix).
 _VLLM_REPOSITORY = re.compile(r"^(?:.+/)?vllm/vllm-openai$")
 #: Release tags: ``v0.19.0``, ``0.19.0``, and their CUDA / architecture variants (``v0.19.0-cu130``).
+_NEURON_DLC_REPOSITORY = re.compile(r"^(?:.+/)?pytorch-inference-vllm-neuronx$")
+_NEURON_DLC_TAG = re.compile(r"^v?(\d+\.\d+\.\d+)(?:\.\d+)*-neuronx-")
 _VLLM_TAG = re.compile(r"^v?(\d+\.\d+\.\d+)(?:-(?:cu\d+|x86_64|aarch64|arm64))*$")
 #: ``-O <n>`` consumes ``<n>`` only for these values (vLLM's rule); ``-O<anything>`` is always the shorthand.
 _O_LEVELS = frozenset({"0", "1", "2", "3"})
@@ -308,10 +310,12 @@ def _load(plain: str) -> EngineFlags:
 def vllm_version_of_image(image: str) -> str | None:
     """The vLLM release an image runs, from its tag: ``vllm/vllm-openai:v0.19.0`` → ``0.19.0``.
 
-    Only the upstream ``vllm/vllm-openai`` repository (behind any registry host or mirror prefix) with a release tag
-    (``v0.19.0``, ``0.19.0``, ``v0.19.0-cu130``; a trailing ``@sha256:…`` digest is ignored) is mapped. Anything else
-    (custom images, ``latest``, nightlies, release candidates, digest-only references) gives None. The version is
-    returned whether or not a flag list exists for it: check ``VLLM_VERSIONS``.
+    Mapped: the upstream ``vllm/vllm-openai`` repository (behind any registry host or mirror prefix) with a release
+    tag (``v0.19.0``, ``0.19.0``, ``v0.19.0-cu130``), and AWS's Neuron DLC ``pytorch-inference-vllm-neuronx`` whose
+    tag starts with the vLLM version (``0.16.0-neuronx-py312-sdk2.31.1-ubuntu24.04`` → ``0.16.0``); a trailing
+    ``@sha256:…`` digest is ignored. Anything else (custom images, ``latest``, nightlies, release candidates,
+    digest-only references) gives None. The version is returned whether or not a flag list exists for it: check
+    ``VLLM_VERSIONS``.
     """
     reference = image.split("@", 1)[0]
     slash = reference.rfind("/")
@@ -319,7 +323,24 @@ def vllm_version_of_image(image: str) -> str | None:
     if colon <= slash:  # no tag (a ':' before the last '/' is a registry port)
         return None
     repository, tag = reference[:colon], reference[colon + 1 :]
+    if _NEURON_DLC_REPOSITORY.match(repository):
+        neuron = _NEURON_DLC_TAG.match(tag)
+        return neuron.group(1) if neuron else None
     if not _VLLM_REPOSITORY.match(repository):
         return None
     match = _VLLM_TAG.match(tag)
     return match.group(1) if match else None
+
+
+#: The first vLLM release with ``--shutdown-timeout`` (vLLM PR 34730; present in 0.19.0, absent in 0.16.0).
+SHUTDOWN_TIMEOUT_SINCE = (0, 18)
+
+
+def supports_shutdown_timeout(image: str) -> bool:
+    """Whether the engine of ``image`` drains in-flight requests with ``--shutdown-timeout`` (vLLM ≥ 0.18).
+    Images whose vLLM release cannot be read from the tag are taken to be current (True)."""
+    version = vllm_version_of_image(image)
+    if version is None:
+        return True
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return (major, minor) >= SHUTDOWN_TIMEOUT_SINCE

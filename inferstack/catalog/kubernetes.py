@@ -33,3 +33,10 @@ ACCELERATOR_TAINT_EFFECT = "NoSchedule"
 NEURON_SCHEDULER = "my-scheduler"
 #: Namespace of the Neuron chart's node-problem detector (``npd.namespaceOverride``); the chart does not create it.
 NEURON_HEALTHCHECK_NAMESPACE = "neuron-healthcheck-system"
+
+#: Namespace of the kube-prometheus-stack release inferstack installs, and the URL of its Prometheus service.
+PROMETHEUS_NAMESPACE = "monitoring"
+PROMETHEUS_URL = f"http://kube-prometheus-stack-prometheus.{PROMETHEUS_NAMESPACE}.svc:9090"
+#: Namespaces inferstack's own Helm releases and operators live in: never a workload namespace (a workload there
+#: would relabel them for Pod Security and break the operator's privileged node agents).
+OPERATOR_NAMESPACES = frozenset({PROMETHEUS_NAMESPACE, "keda", "gpu-operator", NEURON_HEALTHCHECK_NAMESPACE})

@@ -169,6 +169,18 @@ KARPENTER_AMI_ALIASES: dict[str, str] = {
     "bottlerocket": "bottlerocket@latest",
 }
 
+#: The Neuron scheduler extension's second kube-scheduler, matched to the cluster's minor version (the chart's
+#: default, public.ecr.aws/eks-distro kube-scheduler v1.31, is five minors older than a 1.36 API server; the
+#: version-skew policy allows one). Upstream's image ``registry.k8s.io/kube-scheduler:v<minor>.0``; the tag's
+#: presence for 1.35/1.36 could not be checked offline (?).
+KUBE_SCHEDULER_IMAGE = "registry.k8s.io/kube-scheduler"
+
+
+def kube_scheduler_tag(kubernetes_version: str) -> str:
+    """``v1.36.0`` for ``"1.36"``: the first patch release of the cluster's minor version."""
+    return f"v{kubernetes_version}.0"
+
+
 #: Container images inferstack runs itself, pinned.
 IMAGES: dict[str, str] = {
     # Model sync Job: Python + pinned huggingface_hub/boto3 (installed at job start, versions below).

@@ -10,12 +10,10 @@ import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.catalog.engine_flags import vllm_version_of_image
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import NEURON_SCHEDULER, POOL_LABEL, SYSTEM_POOL
-from inferstack.catalog.versions import ENGINE_IMAGES, ENGINE_VLLM_VERSIONS
 from inferstack.config.model import InferstackConfig
-from inferstack.config.placement import pod_plan
+from inferstack.config.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib, pod_plan
 from inferstack.config.workloads import ModelSourceType, WorkloadConfig
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
@@ -301,6 +299,7 @@ class WorkloadChart(cdk8s.Chart):
                     node_selector=plan.node_selector,
                     tolerations=sorted(plan.tolerations),
                     model_gib=size,
+                    scratch_gib=NEURON_COMPILE_SCRATCH_GIB,
                     env={"SYNC_MARKER": f"{model.bucket_prefix}{SYNC_MARKER}"} if needs_sync(workload) else {},
                     priority_class=BATCH_PRIORITY_CLASS,
                     scheduler_name=NEURON_SCHEDULER,
@@ -352,23 +351,5 @@ class WorkloadChart(cdk8s.Chart):
                 monitoring=workload.monitoring,
                 priority_class=SERVING_PRIORITY_CLASS,
                 scheduler_name=NEURON_SCHEDULER if neuron else None,
-                graceful_shutdown=engine_drains(image),
             ),
         )
-
-
-def neuron_model_volume_gib(workload: WorkloadConfig) -> int:
-    """Local copy of the weights on a Neuron node (server and compile Job), GiB: weights + 30 % + 20."""
-    return int(workload.model.arch.weights_gib * 1.3) + 20
-
-
-def engine_drains(image: str) -> bool:
-    """Whether the engine of ``image`` has ``--shutdown-timeout`` (vLLM ≥ 0.18; unknown images are assumed
-    current)."""
-    version = vllm_version_of_image(image)
-    if image == ENGINE_IMAGES["vllm-neuron"]:
-        version = ENGINE_VLLM_VERSIONS["vllm-neuron"]
-    if version is None:
-        return True
-    major, minor = (int(part) for part in version.split(".")[:2])
-    return (major, minor) >= (0, 18)

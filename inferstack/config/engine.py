@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.engine_flags import VLLM_VERSIONS, UnknownFlag, vllm_flags, vllm_version_of_image
+from inferstack.catalog.kubernetes import PROMETHEUS_URL
 from inferstack.config.base import StrictModel
 
 _FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*(=.*)?$")
@@ -34,6 +35,7 @@ MANAGED_FLAGS = frozenset(
         "--tool-call-parser",
         "--enable-auto-tool-choice",
         "--kv-transfer-config",
+        "--shutdown-timeout",
     }
 )
 
@@ -209,7 +211,7 @@ class AutoscalingConfig(StrictModel):
     max_replicas: int = Field(default=4, ge=1)
     target_waiting_requests: int = Field(default=5, ge=1)
     """Waiting requests per replica that trigger a scale-out. Default 5."""
-    prometheus_url: str = "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
+    prometheus_url: str = PROMETHEUS_URL
     """Prometheus KEDA queries (kube-prometheus-stack default service)."""
 
     @model_validator(mode="after")

@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
+from inferstack.catalog.kubernetes import OPERATOR_NAMESPACES
 from inferstack.catalog.versions import CORE_ADDONS, DEFAULT_KUBERNETES_VERSION, ENGINE_IMAGES, KUBERNETES_RELEASES
 from inferstack.config.base import StrictModel
 from inferstack.config.compute import ComputeConfig
@@ -161,6 +162,8 @@ class SystemNodeGroupConfig(StrictModel):
 
 
 ALL_CONTROL_PLANE_LOGS: tuple[ControlPlaneLog, ...] = tuple(ControlPlaneLog)
+#: Flags inferstack renders for Mistral-format checkpoints (``--tokenizer-mode mistral --config-format mistral``).
+MISTRAL_FORMAT_FLAGS = frozenset({"--tokenizer-mode", "--config-format", "--load-format"})
 #: Namespaces every Kubernetes cluster has.
 BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
@@ -188,9 +191,9 @@ class ClusterConfig(StrictModel):
     existing_namespaces: tuple[KubernetesName, ...] = ()
     """Namespaces that already exist on the cluster (created by someone else). inferstack applies no Namespace
     object to them (their labels, e.g. Pod Security, stay as their owner set them) and judges their pods at the
-    ``privileged`` level unless you say otherwise. ``default``, ``kube-system``, ``kube-public`` and
-    ``kube-node-lease`` always count as existing. Default none: every other workload namespace is created by
-    inferstack with Pod Security ``enforce: baseline``."""
+    ``privileged`` level (their owner's labels are not known at synth). ``default``, ``kube-system``,
+    ``kube-public`` and ``kube-node-lease`` always count as existing. Default none: every other workload
+    namespace is created by inferstack with Pod Security ``enforce: baseline``."""
 
     @property
     def preexisting_namespaces(self) -> frozenset[str]:
@@ -239,7 +242,15 @@ class ObservabilityConfig(StrictModel):
     prometheus_retention_days: int = Field(default=15, ge=1, le=365)
     """How long Prometheus keeps samples, days. Default 15."""
     prometheus_storage_gib: int = Field(default=50, ge=5, le=16384)
-    """Prometheus' persistent volume (gp3, encrypted), GiB: samples survive restarts. Default 50."""
+    """Prometheus' persistent volume, GiB: samples survive restarts; Prometheus keeps at most 85 % of it
+    (``retentionSize``), so a full disk never stops it. Read when the volume is first created: a later change
+    resizes nothing (expand the PVC by hand; the StorageClass allows expansion). Default 50."""
+    prometheus_storage_class: KubernetesName | None = None
+    """StorageClass of Prometheus' volume. Default: ``inferstack-gp3`` (EBS gp3, encrypted, retained), created by
+    inferstack; name an existing class to use it instead (nothing is created)."""
+    install_ebs_csi_driver: bool = True
+    """The EBS CSI driver add-on (with its Pod Identity role) for the default StorageClass. Turn off when the
+    cluster already has the add-on (creating it twice fails). Default on."""
     custom_metrics_adapter: bool = False
     """The cluster runs a custom-metrics adapter (e.g. prometheus-adapter) that serves the pods metric
     ``vllm_num_requests_waiting`` to the HPA. inferstack does not install one; ``autoscaling.kind: hpa`` needs
@@ -358,6 +369,12 @@ class InferstackConfig(StrictModel):
                     {"pool": workload.pool, "valid": valid, "field": f"workloads[{index}].pool"},
                 )
             self._check_engine_flags(index, workload)
+            if workload.namespace in OPERATOR_NAMESPACES:
+                raise PydanticCustomError(
+                    "operator_namespace",
+                    "'{ns}' belongs to an operator inferstack installs — use a namespace of your own (e.g. inference)",
+                    {"ns": workload.namespace, "field": f"workloads[{index}].namespace"},
+                )
             key = (workload.namespace, workload.name)
             if key in names:
                 raise PydanticCustomError(
@@ -382,11 +399,25 @@ class InferstackConfig(StrictModel):
     def _check_engine_flags(self, index: int, workload: WorkloadConfig) -> None:
         """``extra_args`` against the flags of the default image of the workload's pool (an explicit
         ``engine.image`` is checked by the engine model itself)."""
-        if workload.engine.image or not workload.engine.extra_args:
+        if not workload.engine.extra_args:
             return
-        version = self.engine_flags_version(workload)
+        # An explicit image is checked against its own release by the engine model.
+        version = None if workload.engine.image else self.engine_flags_version(workload)
         if version is not None:
             check_extra_args(workload.engine.extra_args, version, prefix=f"workloads[{index}].engine.")
+        if workload.model.arch.mistral_format:
+            for position, arg in enumerate(workload.engine.extra_args):
+                flag = arg.split("=", 1)[0]
+                if flag in MISTRAL_FORMAT_FLAGS:
+                    raise PydanticCustomError(
+                        "managed_flag",
+                        "{flag} is set by inferstack for Mistral-format checkpoints ({model}) — remove it",
+                        {
+                            "flag": flag,
+                            "model": workload.model.id,
+                            "field": f"workloads[{index}].engine.extra_args[{position}]",
+                        },
+                    )
 
     def pool(self, name: str) -> Any:
         """The node group or Karpenter pool called ``name``."""

@@ -61,10 +61,12 @@ def pool_labels(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> dict[
     return labels
 
 
-def pool_taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> set[str]:
-    taints = {t.key for t in pool.taints if t.effect != "PreferNoSchedule"}
+def pool_taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> set[tuple[str, str]]:
+    """``(key, effect)`` of every taint a pod must tolerate to run on the pool (``PreferNoSchedule`` never blocks
+    scheduling; the accelerator taint is ``NoSchedule``)."""
+    taints = {(t.key, t.effect) for t in pool.taints if t.effect != "PreferNoSchedule"}
     if pool.accelerator is not AcceleratorKind.NONE:
-        taints.add(ACCELERATOR_TAINT_KEY[pool.accelerator])
+        taints.add((ACCELERATOR_TAINT_KEY[pool.accelerator], "NoSchedule"))
     return taints
 
 
@@ -80,7 +82,8 @@ class PodPlan:
     memory_gib: float
     efa: int
     node_selector: dict[str, str]
-    tolerations: frozenset[str]
+    tolerations: frozenset[tuple[str, str]]
+    """``(key, effect)`` pairs."""
     startup_seconds: int
     limits: dict[str, str] = field(default_factory=dict)
     requests: dict[str, str] = field(default_factory=dict)
@@ -168,7 +171,7 @@ def fits_node(plan: PodPlan, pool: AcceleratedNodeGroupConfig | KarpenterPoolCon
         return False, f"its nodes lack the labels {missing}"
     untolerated = pool_taints(pool) - plan.tolerations
     if untolerated:
-        return False, f"the pod does not tolerate taints {', '.join(sorted(untolerated))}"
+        return False, f"the pod does not tolerate taints {', '.join(f'{k}:{e}' for k, e in sorted(untolerated))}"
     if plan.accelerator is not pool.accelerator and plan.accelerators:
         return False, f"it offers {pool.accelerator.value} nodes, the pod needs {plan.accelerator.value}"
     instances = pool_instances(pool)
@@ -194,3 +197,12 @@ def fits_node(plan: PodPlan, pool: AcceleratedNodeGroupConfig | KarpenterPoolCon
         f"accelerators ({biggest.name}) can give {allocatable_cpu(biggest):g} vCPU / "
         f"{allocatable_memory_gib(biggest):.0f} GiB"
     )
+
+
+#: Compiler scratch of the Neuron compile Job (NxD Inference work dir + Neuron compile cache), GiB.
+NEURON_COMPILE_SCRATCH_GIB = 200
+
+
+def neuron_model_volume_gib(workload: WorkloadConfig) -> int:
+    """Local copy of the weights on a Neuron node (server and compile Job), GiB: weights + 30 % + 20."""
+    return int(workload.model.arch.weights_gib * 1.3) + 20

@@ -13,6 +13,9 @@ import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
+from inferstack.constructs.scheduling import TolerationSpec
+from inferstack.constructs.scheduling import tolerations as pod_tolerations
+
 BATCH_PRIORITY_CLASS = "inferstack-batch"
 SCRIPTS_DIR = "/scripts"
 WORK_DIR = "/work"
@@ -65,7 +68,7 @@ def script_job(
     backoff_limit: int,
     scratch_gib: int,
     node_selector: Mapping[str, str] | None = None,
-    tolerations: Sequence[str] = (),
+    tolerations: Sequence[TolerationSpec] = (),
     fs_group: int | None = None,
     priority_class: str | None = BATCH_PRIORITY_CLASS,
     scheduler_name: str | None = None,
@@ -84,8 +87,7 @@ def script_job(
         priority_class_name=priority_class,
         scheduler_name=scheduler_name,
         node_selector=dict(node_selector) if node_selector else None,
-        tolerations=[k8s.Toleration(key=key, operator="Exists", effect="NoSchedule") for key in sorted(tolerations)]
-        or None,
+        tolerations=pod_tolerations(tolerations),
         security_context=k8s.PodSecurityContext(
             fs_group=fs_group, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
         ),

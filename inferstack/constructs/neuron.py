@@ -22,7 +22,17 @@ from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.versions import ENGINE_IMAGES
-from inferstack.constructs.batch import POD_TMP, content_name, hardened, job_name, script_job, script_mount, work_mount
+from inferstack.constructs.batch import (
+    POD_TMP,
+    WORK_DIR,
+    content_name,
+    hardened,
+    job_name,
+    script_job,
+    script_mount,
+    work_mount,
+)
+from inferstack.constructs.scheduling import TolerationSpec
 from inferstack.constructs.vllm import CACHE_ENV, HOME, SERVING_UID, SERVING_USER, EngineArgs
 
 COMPILED_DIR = "/compiled"
@@ -114,7 +124,8 @@ class NeuronCompileJobProps:
     requests: Mapping[str, str]
     limits: Mapping[str, str]
     node_selector: Mapping[str, str]
-    tolerations: Sequence[str] = ()
+    tolerations: Sequence[TolerationSpec] = ()
+    """Taints to tolerate: a key (``NoSchedule``) or ``(key, effect)``."""
     model_gib: int = 40
     """Volume for the downloaded weights (at the server's path, ``/models``), GiB. Default 40."""
     scratch_gib: int = 200
@@ -139,6 +150,10 @@ class NeuronCompileJob(Construct):
             "AWS_REGION": props.region,
             "AWS_DEFAULT_REGION": props.region,
             "MODEL_DIR": MODEL_DIR,
+            # NxD Inference compiles in BASE_COMPILE_WORK_DIR (default /tmp/nxd_model, application_base.py) and
+            # the Neuron compiler caches in NEURON_COMPILE_CACHE_URL: both on the sized scratch volume.
+            "BASE_COMPILE_WORK_DIR": f"{WORK_DIR}/nxd_model",
+            "NEURON_COMPILE_CACHE_URL": f"{WORK_DIR}/neuron-compile-cache",
             "ENGINE_KWARGS": json.dumps(props.engine.kwargs(), sort_keys=True, separators=(",", ":")),
             "VLLM_NO_USAGE_STATS": "1",
             **props.env,

@@ -17,8 +17,11 @@ from typing import Any
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
+from inferstack.catalog.engine_flags import supports_shutdown_timeout
+from inferstack.catalog.kubernetes import PROMETHEUS_URL
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.model_source import ModelLoading
+from inferstack.constructs.scheduling import TolerationSpec, tolerations
 
 PORT = 8000
 SERVING_PRIORITY_CLASS = "inferstack-serving"
@@ -168,7 +171,7 @@ class Autoscaling:
     min_replicas: int = 1
     max_replicas: int = 4
     target_waiting_requests: int = 5
-    prometheus_url: str = "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
+    prometheus_url: str = PROMETHEUS_URL
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,8 +188,8 @@ class VllmServerProps:
     requests: Mapping[str, str]
     limits: Mapping[str, str]
     node_selector: Mapping[str, str]
-    tolerations: Sequence[str]
-    """Taint keys to tolerate (``NoSchedule``)."""
+    tolerations: Sequence[TolerationSpec]
+    """Taints to tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair."""
     startup_seconds: int
     """Time the startup probe allows for loading the model."""
     replicas: int = 1
@@ -207,10 +210,11 @@ class VllmServerProps:
     scheduler_name: str | None = None
     """``schedulerName`` of the pods (e.g. the Neuron scheduler extension's ``my-scheduler``, for contiguous Neuron
     devices). Default: the default scheduler."""
-    graceful_shutdown: bool = True
-    """The engine takes ``--shutdown-timeout`` (vLLM ≥ 0.18) and drains in-flight requests after SIGTERM. False for
-    older engines (the Neuron DLC's vLLM 0.16): they abort in-flight requests at SIGTERM; the preStop pause still
-    stops new traffic first. Default True."""
+    graceful_shutdown: bool | None = None
+    """The engine takes ``--shutdown-timeout`` (vLLM ≥ 0.18) and drains in-flight requests after SIGTERM. Older
+    engines (the Neuron DLC's vLLM 0.16) abort in-flight requests at SIGTERM; the preStop pause still stops new
+    traffic first. Default: read from the image's vLLM release (``vllm/vllm-openai`` and Neuron DLC tags; other
+    images are taken to be current)."""
 
 
 def _quantities(values: Mapping[str, str]) -> dict[str, k8s.Quantity]:
@@ -229,7 +233,10 @@ class VllmServer(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: VllmServerProps) -> None:
         super().__init__(scope, construct_id)
         drain = props.termination_grace_seconds - PRE_STOP_SECONDS - EXIT_MARGIN_SECONDS
-        if not props.graceful_shutdown:
+        graceful = (
+            supports_shutdown_timeout(props.image) if props.graceful_shutdown is None else props.graceful_shutdown
+        )
+        if not graceful:
             if props.engine.shutdown_timeout is not None:
                 raise ValueError(
                     f"VllmServer {props.name}: engine.shutdown_timeout is set but graceful_shutdown is False (the "
@@ -339,10 +346,7 @@ class VllmServer(Construct):
                         priority_class_name=props.priority_class,
                         scheduler_name=props.scheduler_name,
                         node_selector=dict(props.node_selector),
-                        tolerations=[
-                            k8s.Toleration(key=key, operator="Exists", effect="NoSchedule")
-                            for key in sorted(props.tolerations)
-                        ],
+                        tolerations=tolerations(props.tolerations) or [],
                         termination_grace_period_seconds=props.termination_grace_seconds,
                         security_context=k8s.PodSecurityContext(
                             fs_group=SERVING_UID, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")

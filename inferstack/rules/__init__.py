@@ -61,7 +61,7 @@ class RuleViolationError(Exception):
 def evaluate(config: InferstackConfig, rules: tuple[Rule, ...] = RULES) -> RuleReport:
     reasons = {ack.rule: ack.reason for ack in config.acknowledge}
     report = RuleReport()
-    known = {rule.id for rule in rules}
+    known = {rule.id: rule for rule in rules}
     for index, ack in enumerate(config.acknowledge):
         if ack.rule not in known:
             report.errors.append(
@@ -69,12 +69,21 @@ def evaluate(config: InferstackConfig, rules: tuple[Rule, ...] = RULES) -> RuleR
                     rule="CONFIG",
                     path=f"acknowledge[{index}].rule",
                     message=f"{ack.rule!r} is not an inferstack rule",
-                    fix=f"use one of {', '.join(sorted(known))}",
+                    fix=f"use one of {', '.join(sorted(r for r, rule in known.items() if rule.acknowledgeable))}",
+                )
+            )
+        elif not known[ack.rule].acknowledgeable:
+            report.errors.append(
+                Finding(
+                    rule="CONFIG",
+                    path=f"acknowledge[{index}].rule",
+                    message=f"{ack.rule} cannot be acknowledged: the platform cannot be built while it fails",
+                    fix=f"fix what {ack.rule} reports and remove this acknowledgement",
                 )
             )
     for rule in rules:
         for finding in rule.run(config):
-            if finding.rule in reasons:
+            if finding.rule in reasons and rule.acknowledgeable:
                 report.acknowledged.append((finding, reasons[finding.rule]))
             elif finding.severity is Severity.ERROR:
                 report.errors.append(finding)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inferstack.catalog.kubernetes import PROMETHEUS_URL
 from inferstack.config.engine import AutoscalerKind
 from inferstack.config.model import InferstackConfig
 from inferstack.rules.base import Finding, Rule
@@ -19,8 +20,6 @@ from inferstack.rules.base import Finding, Rule
 ZERO = "AUTOSCALING-ZERO"
 HPA_ADAPTER = "AUTOSCALING-HPA-ADAPTER"
 METRICS = "AUTOSCALING-METRICS"
-#: The URL autoscaling uses unless told otherwise: the Prometheus inferstack installs.
-DEFAULT_PROMETHEUS_URL = "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
 
 
 def check_zero(config: InferstackConfig) -> Iterator[Finding]:
@@ -71,7 +70,7 @@ def check_metrics(config: InferstackConfig) -> Iterator[Finding]:
         elif (
             scaling.kind is AutoscalerKind.KEDA
             and not observability.install_prometheus_stack
-            and scaling.prometheus_url == DEFAULT_PROMETHEUS_URL
+            and scaling.prometheus_url == PROMETHEUS_URL
         ):
             yield Finding(
                 rule=METRICS,

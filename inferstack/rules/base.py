@@ -38,6 +38,9 @@ class Rule:
     id: str
     title: str
     check: Callable[[InferstackConfig], Iterable[Finding]]
+    acknowledgeable: bool = True
+    """False for rules whose finding means the platform cannot be built as configured (e.g. a model source with
+    no storage behind it): their findings stay errors, and acknowledging them is a config error."""
 
     def run(self, config: InferstackConfig) -> Iterator[Finding]:
         yield from self.check(config)

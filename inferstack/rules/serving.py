@@ -4,6 +4,7 @@ would work."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
@@ -13,6 +14,7 @@ from inferstack.config.model import InferstackConfig
 from inferstack.config.placement import (
     PodPlan,
     fits_node,
+    host_instance,
     pod_plan,
     pool_instances,
     pool_taints,
@@ -30,6 +32,8 @@ SCHEDULING = "SCHEDULING"
 STARTUP = "STARTUP-PROBE"
 NEURON_ARTIFACTS = "NEURON-ARTIFACTS"
 NEURON_STACK = "NEURON-STACK"
+#: Flags inferstack derives for Neuron engines (the compiled KV layout).
+NEURON_KV_FLAGS = frozenset({"--block-size", "--num-gpu-blocks-override"})
 
 
 def _workloads(config: InferstackConfig) -> Iterator[tuple[str, WorkloadConfig]]:
@@ -255,7 +259,7 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
         )
 
 
-def _taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> frozenset[str]:
+def _taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> frozenset[tuple[str, str]]:
     return frozenset(pool_taints(pool))
 
 
@@ -310,7 +314,17 @@ def check_neuron_stack(config: InferstackConfig) -> Iterator[Finding]:
                 "to NxD Inference, so the setting would be ignored without a word",
                 fix="use kv_cache_dtype: auto on Neuron",
             )
-        if workload.engine.extra_args:
+        yield from _neuron_compile_capacity(config, path, workload, pool)
+        kv_flags = [a for a in workload.engine.extra_args if a.split("=", 1)[0] in NEURON_KV_FLAGS]
+        if kv_flags:
+            yield Finding(
+                rule=NEURON_STACK,
+                path=f"{path}.engine.extra_args",
+                message=f"{', '.join(kv_flags)} — inferstack sets the KV block size and block count on Neuron (the "
+                "compiled model's KV layout and vllm-neuron's prefix-caching assertion depend on them)",
+                fix="remove them; use enable_prefix_caching / max_model_len / max_num_seqs instead",
+            )
+        elif workload.engine.extra_args:
             yield Finding(
                 rule=NEURON_STACK,
                 path=f"{path}.engine.extra_args",
@@ -322,10 +336,52 @@ def check_neuron_stack(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def _neuron_compile_capacity(
+    config: InferstackConfig,
+    path: str,
+    workload: WorkloadConfig,
+    pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig,
+) -> Iterator[Finding]:
+    """The servers hold their Neuron devices while they wait for the compile Job, which needs the same devices: the
+    pool must hold the starting replicas and the Job at once, or the Job never schedules (a deadlock)."""
+    plan = pod_plan(config, workload)
+    host = host_instance(pool_instances(pool), plan.accelerators)
+    if host is None or not plan.accelerators:
+        return  # PARALLEL-NODE / SCHEDULING say why
+    replicas = workload.autoscaling.min_replicas if workload.autoscaling else workload.replicas
+    per_node = host.accelerator_count // plan.accelerators
+    nodes = math.ceil((replicas + 1) / per_node)
+    if isinstance(pool, KarpenterPoolConfig):
+        limit = pool.accelerator_limit or 0
+        if nodes * host.accelerator_count > limit:
+            yield Finding(
+                rule=NEURON_STACK,
+                path=f"{path}.pool",
+                message=f"{replicas} starting replica(s) and the compile Job need {nodes} × {host.name} "
+                f"({nodes * host.accelerator_count} Neuron devices); pool {pool.name!r} allows {limit}, and the "
+                "servers hold their devices while they wait for the compile",
+                fix=f"raise compute.karpenter_pools max_accelerators of {pool.name!r} to ≥ "
+                f"{nodes * host.accelerator_count}, or start with fewer replicas",
+            )
+    elif nodes > pool.max_size:
+        yield Finding(
+            rule=NEURON_STACK,
+            path=f"{path}.pool",
+            message=f"{replicas} starting replica(s) and the compile Job need {nodes} nodes of node group "
+            f"{pool.name!r}, which has max_size {pool.max_size}; the servers hold their devices while they wait",
+            fix=f"raise max_size of {pool.name!r} to ≥ {nodes}, or start with fewer replicas",
+        )
+
+
 RULES = (
     Rule(id=TP_HEADS, title="Tensor parallelism divides the attention heads", check=check_tp_heads),
     Rule(id=NEURON_CORES, title="Neuron TP is a whole number of devices", check=check_neuron_cores),
-    Rule(id=NEURON_ARTIFACTS, title="Neuron servers load pre-compiled artifacts", check=check_neuron_artifacts),
+    Rule(
+        id=NEURON_ARTIFACTS,
+        title="Neuron servers load pre-compiled artifacts",
+        check=check_neuron_artifacts,
+        acknowledgeable=False,
+    ),
     Rule(id=PARALLEL_NODE, title="TP × PP fits one node", check=check_parallel_node),
     Rule(id=FIT, title="Weights and one sequence of KV cache fit", check=check_fit),
     Rule(id=SCHEDULING, title="Every serving pod fits a node of its pool", check=check_scheduling),

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
+from inferstack.config.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 from inferstack.config.workloads import ModelSourceType, WorkloadConfig
 from inferstack.rules.base import Finding, Rule
 
@@ -129,10 +131,13 @@ def usable_disk_gib(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> f
 
 
 def check_disk(config: InferstackConfig) -> Iterator[Finding]:
-    """An ``hf`` source downloads the checkpoint onto the node's disk at every start: the cache volume must hold
-    the checkpoint, and the node's disk must hold the cache."""
+    """What a workload writes to its node's disk fits: an ``hf`` download (the cache volume must hold the
+    checkpoint, the disk the cache), and on Neuron the local copy of the weights beside the compile Job's scratch."""
     for path, workload in _workloads(config):
         source = workload.model.source
+        pool = config.pool(workload.pool)
+        if pool.accelerator is AcceleratorKind.NEURON:
+            yield from _neuron_disk(path, workload, pool)
         if source.type is not ModelSourceType.HF:
             continue
         weights = workload.model.arch.weights_gib
@@ -145,7 +150,6 @@ def check_disk(config: InferstackConfig) -> Iterator[Finding]:
                 f"{workload.model.id}; the download fails when the volume is full and kubelet evicts the pod",
                 fix=f"set cache_size_gib ≥ {int(needed) + 1}, or load from the bucket (type s3 / s3_mount / fsx)",
             )
-        pool = config.pool(workload.pool)
         usable = usable_disk_gib(pool)
         if max(source.cache_size_gib, needed) > usable:
             field = "root_volume_gib" if isinstance(pool, KarpenterPoolConfig) else "disk_size_gib"
@@ -161,8 +165,27 @@ def check_disk(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def _neuron_disk(
+    path: str, workload: WorkloadConfig, pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig
+) -> Iterator[Finding]:
+    """The compile Job holds a copy of the weights and its scratch on one node (the server holds the copy too)."""
+    needed = neuron_model_volume_gib(workload) + NEURON_COMPILE_SCRATCH_GIB
+    usable = usable_disk_gib(pool)
+    if needed > usable:
+        field = "root_volume_gib" if isinstance(pool, KarpenterPoolConfig) else "disk_size_gib"
+        minimum = int((needed + NODE_DISK_RESERVED_GIB) / 0.9) + 1
+        yield Finding(
+            rule=DISK,
+            path=f"{path}.pool",
+            message=f"the Neuron compile Job needs {needed} GiB on the node (the weights of {workload.model.id} "
+            f"and {NEURON_COMPILE_SCRATCH_GIB} GiB of compiler scratch); pool {pool.name!r} has a "
+            f"{node_disk_gib(pool)} GiB root volume (≈{usable:.0f} GiB usable by pods)",
+            fix=f"raise the pool's {field} to ≥ {minimum}",
+        )
+
+
 RULES = (
-    Rule(id=BACKEND, title="Every model source has its storage backend", check=check_backend),
+    Rule(id=BACKEND, title="Every model source has its storage backend", check=check_backend, acknowledgeable=False),
     Rule(id=FSX_AZ, title="FSx in the zone of the pools that mount it", check=check_fsx_zone),
     Rule(id=PREFIX, title="Workloads read prefixes their storage holds", check=check_prefix),
     Rule(id=HF_TOKEN, title="Gated models come with a Hugging Face token", check=check_token),

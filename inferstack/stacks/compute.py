@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import aws_cdk as cdk
 import cdk8s
 from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
@@ -45,10 +46,21 @@ _CAPACITY: dict[NodeCapacity, eks.CapacityType] = {
 
 
 def add_chart_manifest(
-    scope: Construct, construct_id: str, cluster: eks.ICluster, chart: cdk8s.Chart
+    scope: Construct, construct_id: str, cluster: eks.ICluster, chart: cdk8s.Chart, *, durable: bool = False
 ) -> eks.KubernetesManifest:
-    """Apply a cdk8s chart through ``cluster``'s kubectl provider, owned by ``scope``'s stack."""
-    return eks.KubernetesManifest(scope, construct_id, cluster=cluster, manifest=chart.to_json())
+    """Apply a cdk8s chart through ``cluster``'s kubectl provider, owned by ``scope``'s stack.
+
+    ``durable``: for objects whose deletion destroys what others put inside them (Namespaces: every object and
+    Secret in them). Such a manifest is never pruned (an object left out of a later version stays on the cluster,
+    unmanaged) and is retained when the resource is removed from the template. Default False."""
+    manifest = eks.KubernetesManifest(
+        scope, construct_id, cluster=cluster, manifest=chart.to_json(), prune=False if durable else None
+    )
+    if durable:
+        resource = manifest.node.find_child("Resource")
+        assert isinstance(resource, cdk.CustomResource)
+        resource.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
+    return manifest
 
 
 class ComputeStack(Stack):
@@ -91,7 +103,8 @@ class ComputeStack(Stack):
             self.operators["gpu-operator"] = add_gpu_operator(self, cluster, tolerations)
         if compute.has(AcceleratorKind.NEURON):
             tolerations = compute.daemon_tolerations(NodeDaemon.NEURON_PLUGIN)
-            self.operators["neuron"] = add_neuron_chart(self, cluster, tolerations)
+            version = config.cluster.kubernetes_version
+            self.operators["neuron"] = add_neuron_chart(self, cluster, tolerations, version)
         if compute.has_efa:
             self.operators["efa"] = add_efa_device_plugin(
                 self, cluster, compute.daemon_tolerations(NodeDaemon.EFA_PLUGIN)

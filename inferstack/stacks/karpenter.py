@@ -195,6 +195,9 @@ class Karpenter(Construct):
         self.chart = helm_chart(
             self, "Chart", cluster, "karpenter", NAMESPACE, self.chart_values(), release="karpenter", skip_crds=True
         )
+        # aws-cdk-lib 2.275's aws-eks-v2 Helm handler does not pass skipCrds to `helm upgrade` (the aws-eks v1
+        # handler does); the property states the intent. Helm skips crds/ that already exist, and karpenter-crd
+        # installs them first, so the controller release never owns them either way.
         self.chart.node.add_dependency(self.crd_chart)
         self.chart.node.add_dependency(self.service_account)
         for policy in self.controller_policies.values():

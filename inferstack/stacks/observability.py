@@ -17,7 +17,7 @@ from aws_cdk import aws_iam as iam
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
+from inferstack.catalog.kubernetes import POOL_LABEL, PROMETHEUS_NAMESPACE, SYSTEM_POOL
 from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
 from inferstack.config.model import ObservabilityConfig
 from inferstack.stacks.compute import add_chart_manifest
@@ -26,9 +26,6 @@ from inferstack.stacks.nag import acknowledge, managed_policy
 from inferstack.stacks.storage import pod_identity_role
 
 SYSTEM_NODES = {POOL_LABEL: SYSTEM_POOL}
-PROMETHEUS_NAMESPACE = "monitoring"
-#: Service of the Prometheus this release creates (the default ``autoscaling.prometheus_url`` points here).
-PROMETHEUS_URL = "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
 #: StorageClass of inferstack's persistent volumes: EBS gp3, encrypted, retained, bound where the pod lands.
 GP3_STORAGE_CLASS = "inferstack-gp3"
 EBS_CSI_ADDON = "aws-ebs-csi-driver"
@@ -58,8 +55,9 @@ class Gp3StorageClassChart(cdk8s.Chart):
         )
 
 
-def add_ebs_csi(scope: Construct, cluster: eks.ICluster) -> tuple[eks.Addon, eks.KubernetesManifest]:
-    """The EBS CSI driver add-on (controller bound to its role through Pod Identity) and the gp3 StorageClass."""
+def add_ebs_csi_addon(scope: Construct, cluster: eks.ICluster) -> eks.Addon:
+    """The EBS CSI driver add-on, its controller bound to a role with the AWS managed driver policy through Pod
+    Identity."""
     role = pod_identity_role(scope, "Role-ebs-csi", "EBS CSI driver add-on (Prometheus volumes)")
     role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(EBS_CSI_POLICY))
     acknowledge(role, "IAM4", EBS_CSI_MANAGED_POLICY, (managed_policy(EBS_CSI_POLICY),))
@@ -74,8 +72,7 @@ def add_ebs_csi(scope: Construct, cluster: eks.ICluster) -> tuple[eks.Addon, eks
     addon.node.default_child.add_property_override(  # type: ignore[union-attr]
         "PodIdentityAssociations", [{"ServiceAccount": EBS_CSI_SERVICE_ACCOUNT, "RoleArn": role.role_arn}]
     )
-    storage_class = add_chart_manifest(scope, "Gp3StorageClass", cluster, Gp3StorageClassChart(cdk8s.App(), "gp3"))
-    return addon, storage_class
+    return addon
 
 
 def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
@@ -99,12 +96,14 @@ def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
             "prometheusSpec": {
                 "nodeSelector": SYSTEM_NODES,
                 "retention": f"{config.prometheus_retention_days}d",
+                # Prometheus sizes are base 2 ("GB" = GiB): 85 % of the volume, so a full disk never stops it.
+                "retentionSize": f"{int(config.prometheus_storage_gib * 0.85)}GB",
                 "podMonitorSelectorNilUsesHelmValues": False,
                 "serviceMonitorSelectorNilUsesHelmValues": False,
                 "storageSpec": {
                     "volumeClaimTemplate": {
                         "spec": {
-                            "storageClassName": GP3_STORAGE_CLASS,
+                            "storageClassName": config.prometheus_storage_class or GP3_STORAGE_CLASS,
                             "accessModes": ["ReadWriteOnce"],
                             "resources": {"requests": {"storage": f"{config.prometheus_storage_gib}Gi"}},
                         }
@@ -116,8 +115,15 @@ def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
 
 
 def add_prometheus_stack(scope: Construct, cluster: eks.ICluster, config: ObservabilityConfig) -> eks.HelmChart:
-    """Prometheus operator + a persistent Prometheus (see :func:`prometheus_values`)."""
-    addon, storage_class = add_ebs_csi(scope, cluster)
+    """Prometheus operator + a persistent Prometheus (see :func:`prometheus_values`); with the default storage
+    class, the gp3 StorageClass (and, unless ``install_ebs_csi_driver`` is off, the EBS CSI add-on) first."""
+    dependencies: list[Construct] = []
+    if config.prometheus_storage_class is None:
+        if config.install_ebs_csi_driver:
+            dependencies.append(add_ebs_csi_addon(scope, cluster))
+        dependencies.append(
+            add_chart_manifest(scope, "Gp3StorageClass", cluster, Gp3StorageClassChart(cdk8s.App(), "gp3"))
+        )
     chart = helm_chart(
         scope,
         "KubePrometheusStack",
@@ -127,14 +133,16 @@ def add_prometheus_stack(scope: Construct, cluster: eks.ICluster, config: Observ
         prometheus_values(config),
         create_namespace=True,
     )
-    chart.node.add_dependency(addon)
-    chart.node.add_dependency(storage_class)
+    for dependency in dependencies:
+        chart.node.add_dependency(dependency)
     return chart
 
 
 def keda_values() -> dict[str, Any]:
+    """KEDA values: operator and metrics server on the system nodes, CRDs as templates (so Helm upgrades them)."""
     return {"nodeSelector": SYSTEM_NODES, "crds": {"install": True}}
 
 
 def add_keda(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
+    """KEDA in its own namespace (ScaledObject CRD)."""
     return helm_chart(scope, "Keda", cluster, "keda", "keda", keda_values(), create_namespace=True)

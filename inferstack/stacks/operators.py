@@ -25,6 +25,7 @@ from inferstack.catalog.kubernetes import (
     POOL_LABEL,
     SYSTEM_POOL,
 )
+from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION, KUBE_SCHEDULER_IMAGE, kube_scheduler_tag
 from inferstack.config.compute import Taint
 from inferstack.stacks.helm import helm_chart
 
@@ -68,6 +69,7 @@ def gpu_operator_values(
 
 def neuron_values(
     tolerations: Sequence[Taint] = (Taint(key=ACCELERATOR_TAINT_KEY[AcceleratorKind.NEURON]),),
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
 ) -> dict[str, Any]:
     """Neuron chart values: device plugin and node-problem detector on Neuron nodes (tolerating ``tolerations``),
     the scheduler extension and its kube-scheduler ``my-scheduler`` on the system nodes (Neuron pods set
@@ -79,11 +81,13 @@ def neuron_values(
         "scheduler": {
             "enabled": True,
             "nodeSelector": SYSTEM_NODES,
-            "customScheduler": {"enabled": True, "nodeSelector": SYSTEM_NODES},
+            "customScheduler": {
+                "enabled": True,
+                "nodeSelector": SYSTEM_NODES,
+                "image": {"repository": KUBE_SCHEDULER_IMAGE, "tag": kube_scheduler_tag(kubernetes_version)},
+            },
         },
-        # npd has no tolerations value in the chart (values.yaml 1.9.0); which taints its template tolerates was
-        # not confirmed offline (?).
-        "npd": {"enabled": True, "nodeSelector": neuron_nodes},
+        "npd": {"enabled": True, "nodeSelector": neuron_nodes, "tolerations": _tolerations(tolerations)},
     }
 
 
@@ -98,6 +102,7 @@ def efa_plugin_values(region: str, tolerations: Sequence[Taint] = ()) -> dict[st
 
 
 def add_gpu_operator(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> eks.HelmChart:
+    """The GPU operator in its own namespace (see :func:`gpu_operator_values`)."""
     return helm_chart(
         scope,
         "GpuOperator",
@@ -117,18 +122,25 @@ class NeuronHealthcheckNamespaceChart(cdk8s.Chart):
         k8s.KubeNamespace(self, "namespace", metadata=k8s.ObjectMeta(name=NEURON_HEALTHCHECK_NAMESPACE))
 
 
-def add_neuron_chart(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> eks.HelmChart:
+def add_neuron_chart(
+    scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint], kubernetes_version: str
+) -> eks.HelmChart:
+    """The Neuron chart in kube-system (see :func:`neuron_values`), after the namespace of its node-problem
+    detector."""
     namespace = eks.KubernetesManifest(
         scope,
         "NeuronHealthcheckNamespace",
         cluster=cluster,
         manifest=NeuronHealthcheckNamespaceChart(cdk8s.App(), "neuron-healthcheck").to_json(),
+        prune=False,
     )
-    chart = helm_chart(scope, "Neuron", cluster, "neuron-helm-chart", "kube-system", neuron_values(tolerations))
+    values = neuron_values(tolerations, kubernetes_version)
+    chart = helm_chart(scope, "Neuron", cluster, "neuron-helm-chart", "kube-system", values)
     chart.node.add_dependency(namespace)
     return chart
 
 
 def add_efa_device_plugin(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> eks.HelmChart:
+    """The EFA device plugin in kube-system (see :func:`efa_plugin_values`)."""
     values = efa_plugin_values(cdk.Aws.REGION, tolerations)
     return helm_chart(scope, "EfaDevicePlugin", cluster, "aws-efa-k8s-device-plugin", "kube-system", values)

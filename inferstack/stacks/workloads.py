@@ -124,7 +124,7 @@ class WorkloadsStack(cdk.Stack):
             owned = namespaces_to_create(config)
             if owned:
                 chart = NamespacesChart(cdk8s.App(), "namespaces", owned)
-                self.namespaces = (add_chart_manifest(self, "Namespaces", cluster, chart),)
+                self.namespaces = (add_chart_manifest(self, "Namespaces", cluster, chart, durable=True),)
             self._install_operators()
         else:
             self.namespaces = primary.namespaces

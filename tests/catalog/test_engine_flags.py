@@ -129,7 +129,8 @@ def test_flag_removed_in_0_33(v19, v33):
         ("vllm/vllm-openai", None),
         ("vllm/vllm-openai@sha256:" + "0" * 64, None),
         ("acme/vllm-custom:v0.19.0", None),
-        ("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.10.2-neuronx-py310-sdk2.26.0-ubuntu22.04", None),
+        ("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.16.0-neuronx-py312-sdk2.31.1-ubuntu24.04", "0.16.0"),
+        ("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:latest", None),
     ],
 )
 def test_vllm_version_of_image(image, version):

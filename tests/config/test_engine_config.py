@@ -120,3 +120,19 @@ def test_other_spellings_of_managed_flags_are_refused():
         "workloads[0].engine.extra_args[1]: -tp (--tensor-parallel-size) is set by a typed field of engine"
         " — use that field instead"
     )
+
+
+def test_the_drain_timeout_is_managed():
+    (line,) = problems({"engine": {"extra_args": ["--shutdown-timeout", "30"]}})
+    assert "--shutdown-timeout" in line and "typed field" in line
+
+
+def test_mistral_format_flags_are_managed_for_mistral_checkpoints():
+    mistral = {"id": "mistralai/Ministral-3-8B-Instruct-2512", "hf_token_secret": {"name": "hf"}}
+    (line,) = problems({"model": mistral, "engine": {"extra_args": ["--tokenizer-mode=auto"]}})
+    assert line.startswith("workloads[0].engine.extra_args[0]:") and "Mistral-format" in line
+
+
+def test_operator_namespaces_are_not_workload_namespaces():
+    (line,) = problems({"namespace": "monitoring"})
+    assert line.startswith("workloads[0].namespace: 'monitoring'") and "operator" in line

@@ -3,6 +3,7 @@ marker last, and does nothing the second time."""
 
 from __future__ import annotations
 
+import json
 import runpy
 import sys
 import types
@@ -93,3 +94,23 @@ def test_a_file_set_matching_nothing_fails_without_a_marker(fake_hub, monkeypatc
         runpy.run_path(str(SCRIPT), run_name="__main__")
     assert "no file" in str(failed.value.code)
     assert "Contents" not in s3.list_objects_v2(Bucket="models")
+
+
+@mock_aws
+def test_a_changed_file_set_resyncs_and_removes_what_it_leaves_out(fake_hub, monkeypatch):
+    """A prefix synced with both layouts (an older inferstack): the new file set removes the stray shards."""
+    s3 = boto3.client("s3", region_name="us-west-2")
+    s3.create_bucket(Bucket="models", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    runpy.run_path(str(SCRIPT), run_name="__main__")  # everything
+    first = list(fake_hub)
+    monkeypatch.setenv("EXCLUDE", "model*.safetensors")
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    prefix = "models/org/model/abc123/"
+    keys = {o["Key"][len(prefix) :] for o in s3.list_objects_v2(Bucket="models")["Contents"]}
+    assert keys == {"config.json", "tokenizer.json", ".inferstack-sync-complete"}
+    assert fake_hub == first, "files already in the prefix are not downloaded again"
+    marker = json.loads(s3.get_object(Bucket="models", Key=prefix + ".inferstack-sync-complete")["Body"].read())
+    assert marker["exclude"] == ["model*.safetensors"]
+    with pytest.raises(SystemExit) as done:
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+    assert done.value.code == 0

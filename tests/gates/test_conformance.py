@@ -275,3 +275,26 @@ def test_the_key_check_catches_a_misspelt_key():
     assert unknown_keys({"driver": {"enabled": False}, "operator": {"nodeSelector": {"a": "b"}}}, defaults) == []
     # v26.7.0 has no daemonsets.nodeSelector: a value there would be ignored without a word.
     assert unknown_keys({"daemonsets": {"nodeSelector": {"a": "b"}}}, defaults) == ["daemonsets.nodeSelector"]
+
+
+#: Fields of prometheus-operator's StorageSpec (pkg/apis/monitoring/v1, the type behind Prometheus
+#: spec.storage; kube-prometheus-stack passes prometheusSpec.storageSpec through unchanged). The chart's default
+#: is ``{}``, so the key check above cannot see below it.
+PROMETHEUS_STORAGE_SPEC_FIELDS = frozenset({"disableMountSubPath", "emptyDir", "ephemeral", "volumeClaimTemplate"})
+
+
+def test_prometheus_storage_is_a_valid_claim(default_app):
+    """Below the chart's free-form ``storageSpec: {}``: our keys are StorageSpec's, and the claim template is a
+    PersistentVolumeClaim the API server accepts (a misspelt key here would leave Prometheus on an emptyDir)."""
+    import kubernetes_validate
+
+    values = next(v for chart, _, v in _helm_releases(default_app) if chart == "kube-prometheus-stack")
+    storage = values["prometheus"]["prometheusSpec"]["storageSpec"]
+    assert set(storage) <= PROMETHEUS_STORAGE_SPEC_FIELDS
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "prometheus"},
+        "spec": storage["volumeClaimTemplate"]["spec"],
+    }
+    kubernetes_validate.validate(claim, f"{default_app.config.cluster.kubernetes_version}.0", strict=True)

@@ -112,6 +112,73 @@ def test_gate_catches_an_accelerator_without_a_limit(default_app):
     assert "nvidia.com/gpu" in problem
 
 
+def _tolerates(tolerations: list[dict[str, Any]], taint: dict[str, Any]) -> bool:
+    for toleration in tolerations:
+        key_matches = toleration.get("key") in (None, taint["key"]) or (
+            toleration.get("operator") == "Exists" and not toleration.get("key")
+        )
+        value_matches = toleration.get("operator") == "Exists" or toleration.get("value") == taint.get("value")
+        effect_matches = toleration.get("effect") in (None, "", taint["effect"])
+        if key_matches and value_matches and effect_matches:
+            return True
+    return False
+
+
+def taint_problems(objects: list[dict[str, Any]]) -> list[str]:
+    """A pod selecting a Karpenter pool (``inferstack.io/pool``) must tolerate every NoSchedule/NoExecute taint
+    of that NodePool, or it never schedules there."""
+    pools = {
+        (o["spec"]["template"].get("metadata") or {}).get("labels", {}).get("inferstack.io/pool"): o
+        for o in objects
+        if o["kind"] == "NodePool"
+    }
+    problems = []
+    for pod in all_pod_templates(objects):
+        pool = pools.get((pod.spec.get("nodeSelector") or {}).get("inferstack.io/pool"))
+        if pool is None:
+            continue
+        for taint in pool["spec"]["template"]["spec"].get("taints") or []:
+            if taint["effect"] != "PreferNoSchedule" and not _tolerates(pod.spec.get("tolerations") or [], taint):
+                problems.append(f"{pod.ref}: does not tolerate {taint['key']}:{taint['effect']}")
+    return problems
+
+
+def test_pods_tolerate_every_taint_of_the_pool_they_select(any_app):
+    assert taint_problems(any_app.kubernetes_objects()) == []
+
+
+def test_a_no_execute_pool_taint_is_tolerated_with_its_effect(synth_config):
+    config = InferstackConfig.model_validate(
+        {
+            "compute": {
+                "karpenter_pools": [
+                    {
+                        "name": "gpu",
+                        "instance_families": ["g6e"],
+                        "taints": [{"key": "dedicated", "value": "llm", "effect": "NoExecute"}],
+                    }
+                ],
+                "gpu_operator": {"extra_tolerations": [{"key": "dedicated", "effect": "NoExecute"}]},
+            },
+            "workloads": [{"name": "q", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}}],
+        }
+    )
+    objects = synth_config(config, nag=False).kubernetes_objects()
+    assert taint_problems(objects) == []
+    pod = next(o for o in objects if o["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"} in pod["tolerations"]
+
+
+def test_gate_catches_an_untolerated_pool_taint(default_app):
+    objects = _objects(default_app)
+    pool = _find(objects, "NodePool", "l40s")
+    pool["spec"]["template"]["spec"].setdefault("taints", []).append(
+        {"key": "dedicated", "value": "x", "effect": "NoExecute"}
+    )
+    problems = taint_problems(objects)
+    assert problems and all("dedicated:NoExecute" in p for p in problems)
+
+
 # -- Pod Security ---------------------------------------------------------------------------------------------
 def test_every_pod_meets_its_namespaces_pod_security_level(any_app):
     assert pod_security_problems(any_app.kubernetes_objects()) == []
@@ -156,7 +223,9 @@ def _release(image: str) -> str:
 
 def test_every_rendered_engine_flag_exists_in_the_pinned_engine(any_app):
     problems = {}
-    for pod, container in _vllm_containers(any_app.kubernetes_objects()):
+    containers = list(_vllm_containers(any_app.kubernetes_objects()))
+    assert len(containers) == len(any_app.config.workloads), "one vllm serve container per workload"
+    for pod, container in containers:
         flags = vllm_flags(_release(container["image"]))
         unknown = flags.parse(container["args"][1:])  # args[0]: the model, positional
         if unknown:
@@ -168,12 +237,15 @@ def test_compile_job_kwargs_are_engine_arguments(neuron_vllm_app):
     import json
 
     flags = vllm_flags(_release(ENGINE_IMAGES["vllm-neuron"]))
+    checked = 0
     for pod in all_pod_templates(neuron_vllm_app.kubernetes_objects()):
         for _, container in pod.containers():
             env = {e["name"]: e.get("value") for e in container.get("env", [])}
             if "ENGINE_KWARGS" in env:
                 for key in json.loads(env["ENGINE_KWARGS"]):
                     assert flags.knows("--" + key.replace("_", "-")), key
+                    checked += 1
+    assert checked >= 9, "the compile Job passes the server's engine settings"
 
 
 def test_gate_catches_a_misspelt_rendered_flag(default_app):

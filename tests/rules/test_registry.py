@@ -337,7 +337,25 @@ def test_every_finding_carries_the_id_of_the_rule_that_produced_it(rule_id):
         assert {f.rule for f in rule.run(config)} <= {rule.id}, rule.id
 
 
-@pytest.mark.parametrize("rule_id", RULE_IDS)
+ACKNOWLEDGEABLE = [r.id for r in RULES if r.acknowledgeable]
+STRUCTURAL = [r.id for r in RULES if not r.acknowledgeable]
+
+
+def test_only_rules_the_platform_cannot_be_built_without_refuse_acknowledgement():
+    assert STRUCTURAL == ["MODEL-SOURCE-BACKEND", "NEURON-ARTIFACTS"]
+
+
+@pytest.mark.parametrize("rule_id", STRUCTURAL)
+def test_a_structural_rule_cannot_be_acknowledged(rule_id):
+    data = CASES[rule_id][0]
+    report = evaluate(parse_config({**data, "acknowledge": [{"rule": rule_id, "reason": "we know, build it anyway"}]}))
+    assert of_rule(report, rule_id), "its findings stay errors"
+    (config_error,) = [f for f in report.errors if f.rule == "CONFIG"]
+    assert config_error.path == "acknowledge[0].rule" and "cannot be acknowledged" in config_error.message
+    assert report.acknowledged == []
+
+
+@pytest.mark.parametrize("rule_id", ACKNOWLEDGEABLE)
 def test_acknowledging_the_rule_moves_its_findings_aside(rule_id):
     reason = "accepted on purpose for the test"
     data = CASES[rule_id][0]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from inferstack.config import parse_config
 from inferstack.config.placement import pod_plan
-from inferstack.rules import serving
+from inferstack.rules import serving, storage
+from inferstack.rules.base import Severity
 
 L40S = {"name": "l40s", "instance_types": ["g6e.2xlarge", "g6e.12xlarge"]}
 A100 = {"name": "a100", "instance_types": ["p4d.24xlarge"]}
@@ -114,3 +117,88 @@ class TestStartup:
         config = cfg({"startup_timeout_seconds": 60})
         (finding,) = serving.check_startup(config)
         assert finding.rule == "STARTUP-PROBE" and "startup_timeout_seconds ≥" in finding.fix
+
+
+class TestNeuronStack:
+    """Every branch of NEURON-STACK, against the pinned Neuron stack (vLLM 0.16 + vllm-neuron 0.5)."""
+
+    INF2: ClassVar[dict] = {"name": "inf2", "instance_types": ["inf2.24xlarge"]}
+    TRN2: ClassVar[dict] = {"name": "inf2", "instance_types": ["trn2.48xlarge"]}
+    LLAMA: ClassVar[dict] = {"id": "meta-llama/Llama-3.1-8B-Instruct", "hf_token_secret": {"name": "hf"}}
+
+    def _findings(self, engine: dict, pool: dict = INF2):
+        config = parse_config(
+            {
+                "compute": {"karpenter_pools": [pool]},
+                "workloads": [
+                    {"name": "w", "pool": "inf2", "model": self.LLAMA, "engine": {"tensor_parallel_size": 8, **engine}}
+                ],
+            }
+        )
+        return list(serving.check_neuron_stack(config))
+
+    def test_the_pinned_stack_is_compliant(self):
+        assert self._findings({}) == []
+
+    def test_trn2_is_refused(self):
+        (finding,) = self._findings({}, self.TRN2)
+        assert finding.path == "workloads[0].pool" and "Trainium2" in finding.message
+
+    def test_pipeline_parallelism_is_refused(self):
+        (finding,) = self._findings({"pipeline_parallel_size": 2, "tensor_parallel_size": 4})
+        assert finding.path == "workloads[0].engine.pipeline_parallel_size"
+
+    def test_fp8_kv_cache_is_refused(self):
+        (finding,) = self._findings({"kv_cache_dtype": "fp8"})
+        assert finding.path == "workloads[0].engine.kv_cache_dtype"
+
+    def test_kv_layout_flags_are_errors(self):
+        (finding,) = self._findings({"extra_args": ["--block-size=16"]})
+        assert finding.severity is Severity.ERROR and "--block-size=16" in finding.message
+
+    def test_other_extra_args_are_a_warning(self):
+        (finding,) = self._findings({"extra_args": ["--disable-log-stats"]})
+        assert finding.severity is Severity.WARNING and "unchecked" in finding.message
+
+
+class TestNeuronDisk:
+    def test_compile_scratch_and_weights_must_fit_the_node_disk(self):
+        pool = {"name": "inf2", "instance_types": ["inf2.24xlarge"], "root_volume_gib": 200}
+        config = parse_config(
+            {
+                "compute": {"karpenter_pools": [pool]},
+                "workloads": [
+                    {
+                        "name": "w",
+                        "pool": "inf2",
+                        "model": {"id": "meta-llama/Llama-3.1-8B-Instruct", "hf_token_secret": {"name": "hf"}},
+                        "engine": {"tensor_parallel_size": 8},
+                    }
+                ],
+            }
+        )
+        (finding,) = storage.check_disk(config)
+        assert finding.rule == "MODEL-DISK" and "compile Job" in finding.message and "root_volume_gib" in finding.fix
+
+
+class TestNeuronCompileCapacity:
+    """Servers hold their devices while waiting for the compile Job: the pool must fit both at once."""
+
+    def _findings(self, max_accelerators: int, replicas: int = 1):
+        pool = {"name": "inf2", "instance_types": ["inf2.24xlarge"], "max_accelerators": max_accelerators}
+        workload = {
+            "name": "w",
+            "pool": "inf2",
+            "replicas": replicas,
+            "model": {"id": "meta-llama/Llama-3.1-8B-Instruct", "hf_token_secret": {"name": "hf"}},
+            "engine": {"tensor_parallel_size": 8},
+        }
+        config = parse_config({"compute": {"karpenter_pools": [pool]}, "workloads": [workload]})
+        return [f for f in serving.check_neuron_stack(config) if "compile Job need" in f.message]
+
+    def test_room_for_the_server_and_the_job(self):
+        assert self._findings(12) == []  # 2 × inf2.24xlarge (6 devices each; 4 per pod)
+
+    def test_a_limit_that_holds_only_the_servers_deadlocks(self):
+        (finding,) = self._findings(6)
+        assert "max_accelerators" in finding.fix and "≥ 12" in finding.fix

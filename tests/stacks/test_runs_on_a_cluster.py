@@ -94,6 +94,31 @@ class TestRolloutsDrain:
         assert pre_stop + timeout + EXIT_MARGIN_SECONDS == spec["terminationGracePeriodSeconds"]
 
 
+class TestEngineRelease:
+    """The Neuron DLC's vLLM 0.16 has no --shutdown-timeout: read from the tag, whatever the registry or digest."""
+
+    @pytest.mark.parametrize(
+        ("image", "drains"),
+        [
+            ("vllm/vllm-openai:v0.19.0", True),
+            ("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.16.0-neuronx-py312-sdk2.31.1-ubuntu24.04", False),
+            (
+                "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.16.0-neuronx-py312-sdk2.31.1-ubuntu24.04"
+                "@sha256:" + "0" * 64,
+                False,
+            ),
+            (
+                "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.24.0.1.1.0-neuronx-py313-sdk2.32.0-ubuntu24.04",
+                True,
+            ),
+        ],
+    )
+    def test_drain_support_follows_the_image(self, image, drains):
+        from inferstack.catalog.engine_flags import supports_shutdown_timeout
+
+        assert supports_shutdown_timeout(image) is drains
+
+
 class TestJobUpdates:
     """Job pod templates are immutable: a changed Job must get a new name."""
 
@@ -145,6 +170,13 @@ class TestNamespacesWeDoNotOwn:
         app = synth_config(config, nag=False)
         assert {n["metadata"]["name"] for n in objects(app, "Namespace")} == {"inference"}
 
+    def test_namespaces_are_never_pruned_or_deleted(self, default_app):
+        """Pruning a Namespace deletes everything in it (the team's Secrets too)."""
+        resources = default_app.template("workloads")["Resources"]
+        (namespaces,) = [r for k, r in resources.items() if k.startswith("Namespaces")]
+        assert "PruneLabel" not in namespaces["Properties"]
+        assert namespaces["DeletionPolicy"] == namespaces["UpdateReplacePolicy"] == "Retain"
+
 
 class TestPersistentPrometheus:
     """Prometheus kept 15 days on an emptyDir: gone at every restart."""
@@ -159,6 +191,32 @@ class TestPersistentPrometheus:
         assert storage_class["parameters"] == {"type": "gp3", "encrypted": "true"}
         addons = default_app.resources("workloads", "AWS::EKS::Addon").values()
         assert [a["Properties"]["AddonName"] for a in addons] == ["aws-ebs-csi-driver"]
+
+    def test_prometheus_never_fills_its_volume(self, default_app):
+        spec = helm_values(default_app, "kube-prometheus-stack")["prometheus"]["prometheusSpec"]
+        assert spec["retentionSize"] == "42GB"  # 85 % of 50 GiB (Prometheus' GB are base 2)
+
+    @pytest.mark.parametrize(
+        ("observability", "addon", "storage_class"),
+        [
+            ({"install_ebs_csi_driver": False}, False, True),
+            ({"prometheus_storage_class": "team-gp3"}, False, False),
+        ],
+    )
+    def test_a_cluster_with_its_own_ebs_driver_or_class(self, synth_config, observability, addon, storage_class):
+        config = parse_config(
+            {
+                "observability": observability,
+                "compute": {"karpenter_pools": [{"name": "gpu", "instance_families": ["g6e"]}]},
+                "workloads": [{"name": "q", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}}],
+            }
+        )
+        app = synth_config(config, nag=False)
+        assert bool(app.resources("workloads", "AWS::EKS::Addon")) is addon
+        assert bool(objects(app, "StorageClass")) is storage_class
+        claim = helm_values(app, "kube-prometheus-stack")["prometheus"]["prometheusSpec"]["storageSpec"]
+        expected = observability.get("prometheus_storage_class", "inferstack-gp3")
+        assert claim["volumeClaimTemplate"]["spec"]["storageClassName"] == expected
 
     def test_prometheus_crds_are_upgraded(self, default_app):
         crds = helm_values(default_app, "kube-prometheus-stack")["crds"]
@@ -185,6 +243,14 @@ class TestNeuronChart:
         scheduler = helm_values(neuron_app, "neuron-helm-chart")["scheduler"]
         assert scheduler["enabled"] is True and scheduler["customScheduler"]["enabled"] is True
         assert scheduler["nodeSelector"] == {"inferstack.io/pool": "system"}
+
+    def test_the_second_scheduler_matches_the_cluster_version(self, neuron_app):
+        image = helm_values(neuron_app, "neuron-helm-chart")["scheduler"]["customScheduler"]["image"]
+        assert image["tag"] == f"v{neuron_app.config.cluster.kubernetes_version}.0"
+
+    def test_node_problem_detector_tolerates_the_neuron_pools(self, neuron_app):
+        npd = helm_values(neuron_app, "neuron-helm-chart")["npd"]
+        assert {t["key"] for t in npd["tolerations"]} == {"aws.amazon.com/neuron"}
 
 
 class TestDaemonsTolerateTheirPools:

@@ -128,6 +128,39 @@ class TestTensorParallelGpu:
         assert pod_spec(tp4_app)["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
 
 
+#: Flags of ``vllm serve`` that configure the HTTP server or its shutdown, not the engine a compile must match.
+SERVER_ONLY_FLAGS = frozenset(
+    {"--port", "--served-model-name", "--shutdown-timeout", "--enable-auto-tool-choice", "--tool-call-parser"}
+)
+
+
+def server_engine_settings(args: list[str]) -> dict:
+    """The engine settings a ``vllm serve`` command line sets, as ``vllm.LLM`` keyword arguments (parsed with the
+    vendored flag list: booleans from --x / --no-x, values as strings → JSON where they parse)."""
+    from inferstack.catalog.engine_flags import vllm_flags
+
+    flags = vllm_flags("0.19.0")
+    settings: dict = {}
+    items = iter(args[1:])  # args[0]: the model
+    for item in items:
+        name, _, inline = item.partition("=")
+        if name in SERVER_ONLY_FLAGS:
+            if flags.takes_value(name) and not inline:
+                next(items)
+            continue
+        if name.startswith("--no-"):
+            settings[name[5:].replace("-", "_")] = False
+        elif flags.takes_value(name):
+            value = inline or next(items)
+            try:
+                settings[name[2:].replace("-", "_")] = json.loads(value)
+            except json.JSONDecodeError:
+                settings[name[2:].replace("-", "_")] = value
+        else:
+            settings[name[2:].replace("-", "_")] = True
+    return settings
+
+
 class TestNeuronServing:
     """examples/vllm-neuron-inf2.yaml: Inferentia2 on the SDK 2.31.1 DLC (vLLM 0.16 + vllm-neuron 0.5)."""
 
@@ -169,16 +202,7 @@ class TestNeuronServing:
         kwargs = json.loads(env["ENGINE_KWARGS"])
         server = container(neuron_vllm_app)
         assert pod["containers"][0]["image"] == server["image"]
-        for flag, key in {
-            "--tensor-parallel-size": "tensor_parallel_size",
-            "--max-model-len": "max_model_len",
-            "--max-num-seqs": "max_num_seqs",
-            "--block-size": "block_size",
-            "--num-gpu-blocks-override": "num_gpu_blocks_override",
-            "--max-num-batched-tokens": "max_num_batched_tokens",
-        }.items():
-            assert str(kwargs[key]) == arg(server["args"], flag), flag
-        assert kwargs["enable_prefix_caching"] is ("--enable-prefix-caching" in server["args"])
+        assert server_engine_settings(server["args"]) == kwargs
         fetch = pod_spec(neuron_vllm_app)["initContainers"][0]["command"][-1]
         assert env["ARTIFACTS_PREFIX"] in fetch, "the server fetches what this Job writes"
         mounts = {m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}

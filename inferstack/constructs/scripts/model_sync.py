@@ -1,10 +1,15 @@
 """Copy one Hugging Face model revision into s3://$BUCKET/$PREFIX, once.
 
-Idempotent: a marker object ($PREFIX.inferstack-sync-complete) is written last; when it exists the job exits at
-once. Files are streamed one at a time (download, upload, delete), so local disk needs only the largest shard.
+Idempotent: a marker object ($PREFIX.inferstack-sync-complete) is written last and records what was copied (model,
+revision and the file set: $INCLUDE / $EXCLUDE glob patterns). When the marker matches, the job exits at once. When
+it records anything else (an older file set, e.g. both checkpoint layouts of a Mistral-format repo), the marker is
+removed first, objects of the repository the new file set leaves out are deleted (the bucket is versioned: they stay
+recoverable), missing files are copied, and the new marker is written. Files are streamed one at a time (download,
+upload, delete), so local disk needs only the largest file.
 """
 
 import fnmatch
+import json
 import os
 import sys
 import tempfile
@@ -16,19 +21,11 @@ from huggingface_hub import HfApi, hf_hub_download
 bucket, prefix = os.environ["BUCKET"], os.environ["PREFIX"]
 repo, revision = os.environ["MODEL_ID"], os.environ["REVISION"]
 token = os.environ.get("HF_TOKEN") or None
-marker = f"{prefix}.inferstack-sync-complete"
-s3 = boto3.client("s3")
-
-try:
-    s3.head_object(Bucket=bucket, Key=marker)
-    print(f"s3://{bucket}/{prefix} already holds {repo}@{revision}; nothing to do")
-    sys.exit(0)
-except ClientError as error:
-    if error.response["Error"]["Code"] not in ("404", "NoSuchKey", "NotFound"):
-        raise
-
 include = [p for p in os.environ.get("INCLUDE", "").split(",") if p]
 exclude = [p for p in os.environ.get("EXCLUDE", "").split(",") if p]
+marker = f"{prefix}.inferstack-sync-complete"
+record = json.dumps({"model": repo, "revision": revision, "include": include, "exclude": exclude}, sort_keys=True)
+s3 = boto3.client("s3")
 
 
 def wanted(name: str) -> bool:
@@ -38,15 +35,41 @@ def wanted(name: str) -> bool:
     return not any(fnmatch.fnmatch(name, p) for p in exclude)
 
 
-files = [f for f in HfApi(token=token).list_repo_files(repo, revision=revision) if wanted(f)]
+try:
+    previous = s3.get_object(Bucket=bucket, Key=marker)["Body"].read().decode()
+except ClientError as error:
+    if error.response["Error"]["Code"] not in ("404", "NoSuchKey", "NotFound"):
+        raise
+    previous = None
+if previous == record:
+    print(f"s3://{bucket}/{prefix} already holds {repo}@{revision} with this file set; nothing to do")
+    sys.exit(0)
+
+repository_files = HfApi(token=token).list_repo_files(repo, revision=revision)
+files = [f for f in repository_files if wanted(f)]
 if not files:
     sys.exit(f"no file of {repo}@{revision} matches include={include} exclude={exclude}")
+
+present: dict[str, int] = {}
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+    for item in page.get("Contents", []):
+        present[item["Key"][len(prefix) :]] = item["Size"]
+if previous is not None:
+    print(f"s3://{bucket}/{prefix} holds another file set ({previous.strip()}); re-syncing")
+    s3.delete_object(Bucket=bucket, Key=marker)
+    for name in sorted(set(repository_files) - set(files)):
+        if name in present:
+            s3.delete_object(Bucket=bucket, Key=f"{prefix}{name}")
+            print(f"  removed {name} (not read by the engine's format)")
+
 print(f"copying {len(files)} files of {repo}@{revision} to s3://{bucket}/{prefix}")
 with tempfile.TemporaryDirectory(dir=os.environ.get("WORK_DIR", "/work")) as workdir:
     for name in files:
+        if previous is not None and name in present:
+            continue  # copied by the earlier sync of this revision
         local = hf_hub_download(repo, name, revision=revision, token=token, local_dir=workdir)
         s3.upload_file(local, bucket, f"{prefix}{name}")
         os.remove(local)
         print(f"  {name}")
-s3.put_object(Bucket=bucket, Key=marker, Body=f"{repo}@{revision}\n".encode())
+s3.put_object(Bucket=bucket, Key=marker, Body=record.encode())
 print("done")
