@@ -89,8 +89,11 @@ class Taint(StrictModel):
     """A Kubernetes taint added to a pool's nodes (besides the accelerator taint inferstack adds itself)."""
 
     key: str
+    """Taint key, e.g. ``dedicated``."""
     value: str | None = None
+    """Taint value. Default none."""
     effect: str = "NoSchedule"
+    """``NoSchedule`` (default), ``PreferNoSchedule`` or ``NoExecute``."""
 
     @field_validator("key")
     @classmethod
@@ -314,6 +317,7 @@ class KarpenterPoolConfig(StrictModel):
     weight: int | None = Field(default=None, ge=1, le=100)
     """NodePool weight (higher is preferred). Default none."""
     labels: NodeLabels = Field(default_factory=dict)
+    """Extra node labels. Default none."""
     taints: tuple[Taint, ...] = ()
     """Extra taints (the accelerator taint is always added)."""
 

@@ -128,6 +128,7 @@ class VllmEngineConfig(StrictModel):
     pipeline_parallel_size: int = Field(default=1, ge=1, le=16)
     """Pipeline stages. Default 1."""
     dtype: Dtype = Dtype.AUTO
+    """Weights and activations dtype. Default auto (the checkpoint's)."""
     quantization: Quantization | None = None
     """Quantize weights at load. Default none (the checkpoint as shipped)."""
     kv_cache_dtype: KvCacheDtype = KvCacheDtype.AUTO
@@ -206,9 +207,11 @@ class AutoscalingConfig(StrictModel):
     """Scale replicas on queue depth."""
 
     kind: AutoscalerKind = AutoscalerKind.KEDA
+    """``keda`` (default; queries Prometheus) or ``hpa`` (needs a custom-metrics adapter)."""
     min_replicas: int = Field(default=1, ge=0)
     """0 allows scale-to-zero (KEDA only). Default 1."""
     max_replicas: int = Field(default=4, ge=1)
+    """Default 4."""
     target_waiting_requests: int = Field(default=5, ge=1)
     """Waiting requests per replica that trigger a scale-out. Default 5."""
     prometheus_url: str = PROMETHEUS_URL

@@ -278,7 +278,9 @@ class InferstackConfig(StrictModel):
     tags: dict[str, str] = Field(default_factory=dict)
     """Tags applied to every taggable AWS resource. Default none (``inferstack:platform`` is always added)."""
     network: NetworkConfig = NetworkConfig()
+    """The VPC."""
     cluster: ClusterConfig = ClusterConfig()
+    """The EKS cluster and its system nodes."""
     compute: ComputeConfig = ComputeConfig()
     """Accelerated node groups, Karpenter pools and the operators they need. Default none."""
     storage: StorageConfig = StorageConfig()
@@ -290,7 +292,9 @@ class InferstackConfig(StrictModel):
     acknowledge: tuple[RuleAcknowledgement, ...] = ()
     """Findings of inferstack rules accepted on purpose. Default none."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, validate_default=True, use_attribute_docstrings=True
+    )
 
     @property
     def cluster_name(self) -> str:

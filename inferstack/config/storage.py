@@ -78,6 +78,7 @@ class FsxConfig(StrictModel):
     """FSx for Lustre pre-caching the models of the bucket, for the largest models (same AZ as the GPUs)."""
 
     deployment_type: FsxDeploymentType = FsxDeploymentType.PERSISTENT_2
+    """FSx for Lustre deployment type. Default PERSISTENT_2 (data repository associations, durable)."""
     storage_capacity_gib: int = Field(default=2400, ge=1200)
     """1200, or a multiple of 2400. Default 2400."""
     throughput_per_unit_mib: int = 250

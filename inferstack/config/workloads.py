@@ -37,29 +37,43 @@ class SecretRef(StrictModel):
     """A key of a Kubernetes Secret in the workload's namespace (created outside inferstack)."""
 
     name: KubernetesName
+    """Secret name."""
     key: str = "token"
+    """Key inside the Secret. Default ``token``."""
 
 
 class InlineArchitecture(StrictModel):
     """Architecture of a model that is not in the catalog (numbers from its config.json)."""
 
     params: int = Field(gt=0)
+    """Total parameters (MoE: all experts)."""
     layers: int = Field(gt=0)
+    """Transformer layers (``num_hidden_layers``)."""
     attention_heads: int = Field(gt=0)
+    """Query heads (``num_attention_heads``)."""
     kv_heads: int = Field(gt=0)
+    """Key/value heads (``num_key_value_heads``; GQA)."""
     head_dim: int = Field(gt=0)
+    """Dimension of one attention head."""
     max_context: int = Field(gt=0)
+    """Longest context the model supports, tokens (``max_position_embeddings``)."""
     shipped_weights_gib: float | None = Field(default=None, gt=0)
+    """Size of the checkpoint as shipped, GiB. Default: params × 2 bytes."""
     mla_latent_dim: int | None = Field(default=None, gt=0)
+    """MLA: KV latent per layer (``kv_lora_rank`` + rope dims). Default none (not MLA)."""
     sliding_window: int | None = Field(default=None, gt=0)
+    """Sliding-window attention span, tokens. Default none."""
     sliding_layers: int = Field(default=0, ge=0)
+    """Layers with sliding-window attention. Default 0."""
     gated: bool = False
+    """Hugging Face requires accepting a licence (a token is needed). Default false."""
 
 
 class ModelSource(StrictModel):
     """Where the engine reads the weights from. Default: Run:ai streamer from ``models/<id>/<revision>/``."""
 
     type: ModelSourceType = ModelSourceType.S3
+    """``s3`` (Run:ai streamer from the bucket), ``s3_mount`` (Mountpoint), ``fsx``, ``image`` or ``hf``. Default s3."""
     prefix: str | None = None
     """Bucket prefix (``s3``, ``s3_mount``, ``fsx``). Default ``models/<model id>/<revision>/``."""
     image: str | None = None
@@ -104,6 +118,7 @@ class ModelConfig(StrictModel):
     served_name: str | None = None
     """Name clients put in ``model``. Default: the id."""
     source: ModelSource = ModelSource()
+    """Where the engine reads the weights. Default: Run:ai streamer from the model bucket."""
     hf_token_secret: SecretRef | None = None
     """Secret holding a Hugging Face token (gated models; ``hf`` source and the model-sync job)."""
     architecture: InlineArchitecture | None = None
@@ -169,6 +184,7 @@ class WorkloadConfig(StrictModel):
     pool: str
     """Node group or Karpenter pool (``compute``) the pods run on."""
     model: ModelConfig
+    """The model served (catalog id or inline architecture) and where its weights come from."""
     sync_model: bool = True
     """For bucket-backed sources: a Job copies the model from Hugging Face into the prefix once. Default on."""
     engine: VllmEngineConfig = VllmEngineConfig()
@@ -178,6 +194,7 @@ class WorkloadConfig(StrictModel):
     autoscaling: AutoscalingConfig | None = None
     """Scale on queue depth. Default off."""
     resources: ResourcesConfig = ResourcesConfig()
+    """CPU, memory and shared memory per serving pod. Default: derived from the pool's instances."""
     efa: bool = False
     """Request every EFA device of the node (``vpc.amazonaws.com/efa``): for KV transfer between nodes."""
     startup_timeout_seconds: int | None = Field(default=None, ge=60)

@@ -160,3 +160,16 @@ def test_committed_json_schema_is_current():
     committed = json.loads((ROOT / "inferstack.schema.json").read_text())
     assert committed == InferstackConfig.model_json_schema(by_alias=True), "run `make schema`"
     assert committed["additionalProperties"] is False
+
+
+def test_every_config_field_is_described_for_editors():
+    """Field docstrings (defaults, units) are the schema's descriptions: hover in an editor shows them."""
+    schema = InferstackConfig.model_json_schema(by_alias=True)
+    fields = [(name, d.get("properties", {})) for name, d in schema["$defs"].items()]
+    fields.append(("InferstackConfig", {k: v for k, v in schema["properties"].items() if k != "$schema"}))
+    undescribed = [
+        f"{model}.{field}" for model, props in fields for field, spec in props.items() if not spec.get("description")
+    ]
+    assert undescribed == []
+    engine = schema["$defs"]["VllmEngineConfig"]["properties"]["max_model_len"]["description"]
+    assert "Default 8192" in engine
