@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
 from inferstack.config.model import InferstackConfig
@@ -19,10 +21,11 @@ PLATFORM_TAG = "inferstack:platform"
 
 @dataclass(frozen=True)
 class Platform:
-    """The stacks of one platform, in deployment order."""
+    """The stacks of one platform, in deployment order (``network`` and ``cluster`` are None on a team's own
+    VPC and cluster)."""
 
-    network: NetworkStack
-    cluster: ClusterStack
+    network: NetworkStack | None
+    cluster: ClusterStack | None
     compute: ComputeStack | None = None
     storage: StorageStack | None = None
     workloads: tuple[WorkloadsStack, ...] = ()
@@ -40,34 +43,54 @@ def _environment(config: InferstackConfig) -> cdk.Environment | None:
     return cdk.Environment(account=config.env.account, region=config.env.region)
 
 
-def build_platform(scope: Construct, config: InferstackConfig) -> Platform:
-    """Add the platform's stacks (``<name>-network``, ``<name>-cluster``) to ``scope`` (an App or Stage)."""
+def build_platform(
+    scope: Construct,
+    config: InferstackConfig,
+    *,
+    vpc: ec2.IVpc | None = None,
+    cluster: eks.ICluster | None = None,
+    cluster_name: str | None = None,
+) -> Platform:
+    """Add the platform's stacks to ``scope`` (an App or Stage).
+
+    By default inferstack builds the network and the cluster (``<name>-network``, ``<name>-cluster``). Pass a
+    team's own ``vpc``, ``cluster`` (with a kubectl provider and the EKS Pod Identity agent) and its literal
+    ``cluster_name`` to add only the compute, storage and workloads stacks onto them; the first workloads stack
+    then also applies inferstack's PriorityClasses.
+    """
+    own = (vpc, cluster, cluster_name)
+    if any(v is not None for v in own) and not all(v is not None for v in own):
+        raise ValueError("build_platform: pass vpc, cluster and cluster_name together (a team's own cluster), or none")
     env = _environment(config)
-    network = NetworkStack(
-        scope,
-        f"{config.name}-network",
-        config=config.network,
-        env=env,
-        description=f"inferstack {config.name}: VPC, subnets, NAT, S3 endpoint, flow logs",
-    )
-    cluster = ClusterStack(
-        scope,
-        f"{config.name}-cluster",
-        vpc=network.vpc,
-        config=config.cluster,
-        cluster_name=config.cluster_name,
-        env=env,
-        description=f"inferstack {config.name}: EKS cluster {config.cluster_name}, add-ons, system nodes",
-    )
+    network = cluster_stack = None
+    if cluster is None:
+        network = NetworkStack(
+            scope,
+            f"{config.name}-network",
+            config=config.network,
+            env=env,
+            description=f"inferstack {config.name}: VPC, subnets, NAT, S3 endpoint, flow logs",
+        )
+        cluster_stack = ClusterStack(
+            scope,
+            f"{config.name}-cluster",
+            vpc=network.vpc,
+            config=config.cluster,
+            cluster_name=config.cluster_name,
+            env=env,
+            description=f"inferstack {config.name}: EKS cluster {config.cluster_name}, add-ons, system nodes",
+        )
+        vpc, cluster, cluster_name = network.vpc, cluster_stack.cluster, config.cluster_name
+    assert vpc is not None and cluster is not None and cluster_name is not None
     compute = None
     if config.compute.pools:
         compute = ComputeStack(
             scope,
             f"{config.name}-compute",
             config=config,
-            vpc=network.vpc,
-            cluster=cluster.cluster,
-            cluster_name=config.cluster_name,
+            vpc=vpc,
+            cluster=cluster,
+            cluster_name=cluster_name,
             env=env,
             description=f"inferstack {config.name}: accelerated node groups, Karpenter pools, GPU/Neuron/EFA plugins",
         )
@@ -77,8 +100,8 @@ def build_platform(scope: Construct, config: InferstackConfig) -> Platform:
             scope,
             f"{config.name}-storage",
             config=config,
-            vpc=network.vpc,
-            cluster=cluster.cluster,
+            vpc=vpc,
+            cluster=cluster,
             env=env,
             description=f"inferstack {config.name}: model bucket, FSx for Lustre, S3/FSx CSI drivers (data retained)",
         )
@@ -91,10 +114,11 @@ def build_platform(scope: Construct, config: InferstackConfig) -> Platform:
                 scope,
                 f"{config.name}-workloads{suffix}",
                 config=config,
-                cluster=cluster.cluster,
+                cluster=cluster,
                 storage=storage,
                 workloads=shard,
                 primary=workloads[0] if workloads else None,
+                platform_base=cluster_stack is None and index == 0,
                 env=env,
                 description=f"inferstack {config.name}: workloads {index + 1}/{len(shards)} (identities, Kubernetes "
                 "objects)",
@@ -104,7 +128,9 @@ def build_platform(scope: Construct, config: InferstackConfig) -> Platform:
             if workloads:
                 stack.add_stack_dependency(workloads[0])
             workloads.append(stack)
-    platform = Platform(network=network, cluster=cluster, compute=compute, storage=storage, workloads=tuple(workloads))
+    platform = Platform(
+        network=network, cluster=cluster_stack, compute=compute, storage=storage, workloads=tuple(workloads)
+    )
     for stack in platform.stacks:
         cdk.Tags.of(stack).add(PLATFORM_TAG, config.name)
         for key, value in sorted(config.tags.items()):

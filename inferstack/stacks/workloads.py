@@ -20,6 +20,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from inferstack.charts.platform_base import PlatformBaseChart
 from inferstack.charts.workload import (
     NamespacesChart,
     StorageRefs,
@@ -102,6 +103,8 @@ class WorkloadsStack(cdk.Stack):
     """Identities and Kubernetes objects of one shard of workloads.
 
     :param primary: the first workloads stack, which owns namespaces and operators; ``None`` for that stack itself.
+    :param platform_base: apply inferstack's PriorityClasses here (on a team's own cluster, which has no
+        ``ClusterStack``). Default False.
     """
 
     def __init__(
@@ -114,6 +117,7 @@ class WorkloadsStack(cdk.Stack):
         storage: StorageStack | None,
         workloads: Sequence[RenderedWorkload],
         primary: WorkloadsStack | None = None,
+        platform_base: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -121,10 +125,15 @@ class WorkloadsStack(cdk.Stack):
         self.operators: dict[str, eks.HelmChart] = {}
         if primary is None:
             self.namespaces: tuple[eks.KubernetesManifest, ...] = ()
+            if platform_base:  # a team's own cluster: inferstack's PriorityClasses come with the workloads
+                base = add_chart_manifest(
+                    self, "PlatformBase", cluster, PlatformBaseChart(cdk8s.App(), "platform-base"), durable=True
+                )
+                self.namespaces = (base,)
             owned = namespaces_to_create(config)
             if owned:
                 chart = NamespacesChart(cdk8s.App(), "namespaces", owned)
-                self.namespaces = (add_chart_manifest(self, "Namespaces", cluster, chart, durable=True),)
+                self.namespaces += (add_chart_manifest(self, "Namespaces", cluster, chart, durable=True),)
             self._install_operators()
         else:
             self.namespaces = primary.namespaces
