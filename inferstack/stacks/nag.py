@@ -41,7 +41,7 @@ def add_nag(app: IConstruct) -> None:
 
 def nag_render(value: Any) -> str:
     """How cdk-nag prints a resolved value inside a finding id: ``<Logical.Attr>`` for ``Fn::GetAtt``,
-    ``<Logical>`` for ``Ref``, the import name for ``Fn::ImportValue``, compact JSON for other intrinsics."""
+    ``<Logical>`` for ``Ref``, the bare export name for ``Fn::ImportValue``, compact JSON for other intrinsics."""
     if isinstance(value, str):
         return value
     if "Fn::GetAtt" in value:
@@ -49,7 +49,7 @@ def nag_render(value: Any) -> str:
     if "Ref" in value:
         return f"<{value['Ref']}>"
     if "Fn::ImportValue" in value:
-        return f"<{value['Fn::ImportValue']}>"
+        return str(value["Fn::ImportValue"])  # cdk-nag prints the export name bare
     return json.dumps(value, separators=(",", ":"))
 
 

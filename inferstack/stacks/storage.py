@@ -43,6 +43,13 @@ PREFIX_WILDCARD = (
 FSX_LINKED_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/*"
 
 
+#: What a model reader may do with objects under its prefix.
+READ_OBJECT = ["s3:GetObject"]
+#: What the model-sync / compile Jobs may do under their prefix. Delete: the sync removes files a new file set
+#: leaves out (the bucket is versioned: they stay recoverable).
+WRITE_OBJECT = ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:DeleteObject"]
+
+
 @dataclass
 class WorkloadRoles:
     """Pod Identity roles of one workload (None where its source needs none)."""
@@ -82,13 +89,10 @@ class StorageStack(cdk.Stack):
         self.bucket: s3.IBucket | None = None
         if storage.model_bucket is not None:
             self.bucket = self._model_bucket(storage.model_bucket)
+        self._exports: dict[str, str] = {}
         self.file_system: fsx.LustreFileSystem | None = None
         if storage.fsx is not None:
             self.file_system = self._file_system(storage.fsx, vpc)
-        self.workload_roles: dict[tuple[str, str], WorkloadRoles] = {}
-        if self.bucket is not None:
-            for workload in config.workloads:
-                self.workload_roles[(workload.namespace, workload.name)] = self._workload_roles(workload)
         self.addons: dict[str, eks.Addon] = {}
         if self.bucket is not None:
             role = self._csi_addon("aws-mountpoint-s3-csi-driver", self._mountpoint_statements())
@@ -151,53 +155,88 @@ class StorageStack(cdk.Stack):
             **encryption,
         )
 
-    def _workload_roles(self, workload: WorkloadConfig) -> WorkloadRoles:
-        """Reader role (server pods streaming from S3) and writer role (model-sync Job), both limited to the
-        workload's model prefix."""
-        prefix, key = workload.model.bucket_prefix, f"{workload.namespace}-{workload.name}"
+    def _export(self, name: str, value: str) -> str:
+        """Export ``value`` from this stack under ``<stack>-<name>`` (once) and return the export name."""
+        if name not in self._exports:
+            export = f"{self.stack_name}-{name}"
+            cdk.CfnOutput(self, f"Export-{name}", value=value, export_name=export)
+            self._exports[name] = export
+        return self._exports[name]
+
+    def _imported(self, scope: Construct) -> tuple[s3.IBucket, kms.IKey | None]:
+        """The model bucket (and its key) as ``scope``'s stack sees them: through named exports, so grants and
+        cdk-nag findings in that stack name a stable ``Fn::ImportValue`` (not a generated output name)."""
+        assert self.bucket is not None
+        if cdk.Stack.of(scope) is self:
+            return self.bucket, self.bucket_key
+        stack = cdk.Stack.of(scope)
+        existing = stack.node.try_find_child("ImportedModelBucket")
+        if existing is None:
+            arn = cdk.Fn.import_value(self._export("model-bucket-arn", self.bucket.bucket_arn))
+            s3.Bucket.from_bucket_arn(stack, "ImportedModelBucket", arn)
+            if self.bucket_key is not None:
+                key_arn = cdk.Fn.import_value(self._export("model-bucket-key-arn", self.bucket_key.key_arn))
+                kms.Key.from_key_arn(stack, "ImportedModelBucketKey", key_arn)
+        bucket = stack.node.find_child("ImportedModelBucket")
+        key = stack.node.try_find_child("ImportedModelBucketKey")
+        return bucket, key  # type: ignore[return-value]
+
+    def add_workload_roles(self, scope: Construct, workload: WorkloadConfig) -> WorkloadRoles:
+        """Reader role (server pods streaming from S3) and writer role (model-sync / compile Jobs), both limited to
+        the workload's model prefix, created in ``scope`` (the workloads stack of that workload: the roles shard
+        with their workloads, so no stack outgrows CloudFormation's 500 resources). None without a bucket."""
         roles = WorkloadRoles()
-        objects = f"Resource::{nag_render(self.resolve(self.bucket.bucket_arn))}/{prefix}*"  # type: ignore[union-attr]
+        if self.bucket is None:
+            return roles
+        prefix, key = workload.model.bucket_prefix, f"{workload.namespace}-{workload.name}"
+        bucket, bucket_key = self._imported(scope)
+        objects = f"Resource::{nag_render(cdk.Stack.of(scope).resolve(bucket.bucket_arn))}/{prefix}*"
         accelerator = self.config.pool(workload.pool).accelerator
         if needs_reader(workload, accelerator):
-            roles.reader = pod_identity_role(self, f"Reader-{key}", f"Reads s3 prefix {prefix} for {key}")
-            self.grant_read(roles.reader, prefix)
+            roles.reader = pod_identity_role(scope, f"Reader-{key}", f"Reads s3 prefix {prefix} for {key}")
+            self._grant(roles.reader, prefix, READ_OBJECT, ["kms:Decrypt"], bucket, bucket_key)
             acknowledge(roles.reader, "IAM5", PREFIX_WILDCARD, (objects,))
         if needs_writer(workload, accelerator):
-            roles.sync = pod_identity_role(self, f"Sync-{key}", f"Writes s3 prefix {prefix} for the sync of {key}")
-            self.grant_read_write(roles.sync, prefix)
+            roles.sync = pod_identity_role(scope, f"Sync-{key}", f"Writes s3 prefix {prefix} for the sync of {key}")
+            self._grant(roles.sync, prefix, WRITE_OBJECT, ["kms:Decrypt", "kms:GenerateDataKey"], bucket, bucket_key)
             acknowledge(roles.sync, "IAM5", PREFIX_WILDCARD, (objects,))
         return roles
 
     def grant_read(self, role: iam.IRole, prefix: str) -> None:
-        """Let ``role`` list and read objects under ``prefix`` only (and decrypt them)."""
-        self._grant(role, prefix, ["s3:GetObject"], ["kms:Decrypt"])
+        """Let ``role`` (in this stack) list and read objects under ``prefix`` only (and decrypt them)."""
+        assert self.bucket is not None
+        self._grant(role, prefix, READ_OBJECT, ["kms:Decrypt"], self.bucket, self.bucket_key)
 
     def grant_read_write(self, role: iam.IRole, prefix: str) -> None:
-        """Let ``role`` list, read and write objects under ``prefix`` only (and encrypt/decrypt them)."""
-        self._grant(
-            role,
-            prefix,
-            ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
-            ["kms:Decrypt", "kms:GenerateDataKey"],
-        )
-
-    def _grant(self, role: iam.IRole, prefix: str, object_actions: list[str], key_actions: list[str]) -> None:
+        """Let ``role`` (in this stack) list, read, write and delete objects under ``prefix`` only (and
+        encrypt/decrypt them)."""
         assert self.bucket is not None
+        self._grant(role, prefix, WRITE_OBJECT, ["kms:Decrypt", "kms:GenerateDataKey"], self.bucket, self.bucket_key)
+
+    @staticmethod
+    def _grant(
+        role: iam.IRole,
+        prefix: str,
+        object_actions: list[str],
+        key_actions: list[str],
+        bucket: s3.IBucket,
+        key: kms.IKey | None,
+    ) -> None:
         role.add_to_principal_policy(
-            iam.PolicyStatement(actions=object_actions, resources=[self.bucket.arn_for_objects(f"{prefix}*")])
+            iam.PolicyStatement(actions=object_actions, resources=[bucket.arn_for_objects(f"{prefix}*")])
         )
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 actions=["s3:ListBucket"],
-                resources=[self.bucket.bucket_arn],
+                resources=[bucket.bucket_arn],
                 conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
             )
         )
-        if self.bucket_key is not None:
+        if key is not None:
             role.add_to_principal_policy(
                 iam.PolicyStatement(
                     actions=key_actions,
-                    resources=[self.bucket_key.key_arn],
+                    resources=[key.key_arn],
                     conditions={"StringEquals": {"kms:ViaService": f"s3.{cdk.Aws.REGION}.amazonaws.com"}},
                 )
             )

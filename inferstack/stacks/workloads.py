@@ -172,9 +172,7 @@ class WorkloadsStack(cdk.Stack):
     def _identities(self, workload: WorkloadConfig) -> None:
         if self.storage is None:
             return
-        roles = self.storage.workload_roles.get((workload.namespace, workload.name))
-        if roles is None:
-            return
+        roles = self.storage.add_workload_roles(self, workload)
         if roles.reader is not None:
             self._associate(workload, server_service_account(workload), roles.reader)
         if roles.sync is not None:

@@ -58,3 +58,29 @@ def _objects(template: dict) -> list[dict]:
     from inferstack.cli import kubernetes_objects
 
     return kubernetes_objects(template)
+
+
+#: CloudFormation limits for a template deployed through S3 (what cdk deploy does): bytes and resources.
+TEMPLATE_BYTES, TEMPLATE_RESOURCES = 1_048_576, 500
+
+
+def test_250_workloads_fit_cloudformation(synth_config):
+    """Workload roles shard with their workloads: at 100 workloads the storage stack used to hold 408 of its 500
+    resources (and failed near 125)."""
+    config = parse_config(
+        {
+            "compute": {"karpenter_pools": [{"name": "gpu", "instance_families": ["g6e"], "max_accelerators": 1000}]},
+            "workloads": [{"name": f"w{i}", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}} for i in range(250)],
+        }
+    )
+    app = synth_config(config, nag=False)
+    for name, template in app.templates.items():
+        assert len(template["Resources"]) < TEMPLATE_RESOURCES, name
+        assert len(json.dumps(template, separators=(",", ":"))) < TEMPLATE_BYTES, name
+    assert len(app.template("storage")["Resources"]) < 20, "the storage stack does not grow with the workloads"
+    associations = sum(
+        len(app.resources(name.split("inferstack-")[1], "AWS::EKS::PodIdentityAssociation"))
+        for name in app.templates
+        if "-workloads" in name
+    )
+    assert associations == 500  # reader + sync per workload, each in its workload's stack

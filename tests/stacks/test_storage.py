@@ -68,12 +68,14 @@ class TestModelBucket:
 
 
 class TestPrefixScopedAccess:
+    """Workload roles live in the workloads stack of their workload (they shard with it)."""
+
     def statements(self, app, role_prefix: str) -> list[dict]:
-        roles = [k for k in app.resources("storage", "AWS::IAM::Role") if k.startswith(role_prefix)]
+        roles = [k for k in app.resources("workloads", "AWS::IAM::Role") if k.startswith(role_prefix)]
         (role,) = roles
         policies = [
             p["Properties"]
-            for p in app.resources("storage", "AWS::IAM::Policy").values()
+            for p in app.resources("workloads", "AWS::IAM::Policy").values()
             if {"Ref": role} in p["Properties"]["Roles"]
         ]
         return [s for p in policies for s in p["PolicyDocument"]["Statement"]]
@@ -82,6 +84,8 @@ class TestPrefixScopedAccess:
         statements = self.statements(s3_mount_app, "Syncllmqwen38b")
         objects = next(s for s in statements if "s3:PutObject" in s["Action"])
         assert json.dumps(objects["Resource"]).endswith('/models/Qwen/Qwen3-8B/main/*"]]}')
+        assert "s3:DeleteObject" in objects["Action"], "the sync removes files a new file set leaves out"
+        assert "Fn::ImportValue" in json.dumps(objects["Resource"]), "the bucket through its named export"
         listing = next(s for s in statements if s["Action"] == "s3:ListBucket")
         assert listing["Condition"] == {"StringLike": {"s3:prefix": ["models/Qwen/Qwen3-8B/main/*"]}}
 
