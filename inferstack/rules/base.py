@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
@@ -26,6 +27,9 @@ class Finding:
     message: str
     fix: str
     severity: Severity = Severity.ERROR
+    suggestions: tuple[Mapping[str, Any], ...] = ()
+    """Machine-applicable fixes, each a set of ``config path: new value`` changes that were checked to pass the
+    rules that judge the same thing (fit, parallelism, scheduling) before they were offered. Default none."""
 
     def __str__(self) -> str:
         return f"[{self.rule}] {self.path}: {self.message} — {self.fix}"

@@ -5,11 +5,14 @@ would work."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.catalog.versions import NEURON_SERVING_DEVICES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
+from inferstack.config.edit import with_changes
 from inferstack.config.model import InferstackConfig
 from inferstack.config.placement import (
     PodPlan,
@@ -32,6 +35,8 @@ SCHEDULING = "SCHEDULING"
 STARTUP = "STARTUP-PROBE"
 NEURON_ARTIFACTS = "NEURON-ARTIFACTS"
 NEURON_STACK = "NEURON-STACK"
+#: False while a suggested fix is being checked (its checks must not suggest in turn).
+_SUGGEST: ContextVar[bool] = ContextVar("inferstack_rules_suggest", default=True)
 #: Flags inferstack derives for Neuron engines (the compiled KV layout).
 NEURON_KV_FLAGS = frozenset({"--block-size", "--num-gpu-blocks-override"})
 
@@ -89,7 +94,8 @@ def valid_tp(workload: WorkloadConfig, instance: InstanceType) -> list[int]:
 
 
 def check_fit(config: InferstackConfig) -> Iterator[Finding]:
-    """The weights and one max_model_len sequence of KV cache fit the accelerators (vLLM refuses otherwise)."""
+    """The weights and one max_model_len sequence of KV cache fit the accelerators (vLLM refuses otherwise).
+    Suggests the smallest TP and the longest max_model_len that pass every rule."""
     for path, workload in _workloads(config):
         engine = workload.engine
         instances = pool_instances(config.pool(workload.pool))
@@ -101,11 +107,13 @@ def check_fit(config: InferstackConfig) -> Iterator[Finding]:
         result = sizing_for(workload, host)
         if result.fits:
             continue
+        suggestions = _fit_suggestions(config, path, workload, instances, host) if _SUGGEST.get() else ()
         yield Finding(
             rule=FIT,
             path=f"{path}.engine.tensor_parallel_size" if result.kv_budget_gib <= 0 else f"{path}.engine.max_model_len",
             message=_fit_message(workload, host, result),
-            fix=_fit_alternatives(workload, instances, host),
+            fix=_fit_alternatives(workload, instances, host, suggestions),
+            suggestions=suggestions,
         )
 
 
@@ -124,23 +132,47 @@ def _fit_message(workload: WorkloadConfig, host: InstanceType, result: SizingRes
     )
 
 
-def _fit_alternatives(workload: WorkloadConfig, instances: list[InstanceType], host: InstanceType) -> str:
-    options: list[str] = []
-    for instance in sorted(instances, key=lambda t: (ranks_per_node(t), t.vcpu)):
-        for tp in valid_tp(workload, instance):
-            if tp >= workload.engine.tensor_parallel_size or instance is not host:
-                result = sizing_for(workload, instance, tp=tp)
-                if result.fits:
-                    options.append(
-                        f"tensor_parallel_size {tp} on {instance.name} "
-                        f"({result.kv_tokens:,} KV tokens, {result.concurrency:.1f}× concurrency)"
-                    )
-                    break
-        if options:
+def _fit_suggestions(
+    config: InferstackConfig, path: str, workload: WorkloadConfig, instances: list[InstanceType], host: InstanceType
+) -> tuple[dict[str, Any], ...]:
+    """The smallest larger TP the pool holds, and the longest max_model_len that fits the current host — each only
+    if the changed config passes every fit, parallelism and scheduling rule."""
+    found: list[dict[str, Any]] = []
+    current = workload.engine.tensor_parallel_size
+    candidates = sorted({tp for instance in instances for tp in valid_tp(workload, instance) if tp > current})
+    for tp in candidates:
+        changes = {f"{path}.engine.tensor_parallel_size": tp}
+        if _viable(config, changes):
+            found.append(changes)
             break
     length = longest_fitting_len(_input(workload, host))
     if length >= 16:
-        options.append(f"max_model_len ≤ {length:,} on {host.name}")
+        changes = {f"{path}.engine.max_model_len": length}
+        if _viable(config, changes):
+            found.append(changes)
+    return tuple(found)
+
+
+def _fit_alternatives(
+    workload: WorkloadConfig,
+    instances: list[InstanceType],
+    host: InstanceType,
+    suggestions: tuple[Mapping[str, Any], ...],
+) -> str:
+    options: list[str] = []
+    by_size = sorted(instances, key=lambda t: (ranks_per_node(t), t.vcpu))
+    for changes in suggestions:
+        ((field, value),) = changes.items()
+        if field.endswith("tensor_parallel_size"):
+            ranks = value * workload.engine.pipeline_parallel_size
+            instance = next(t for t in by_size if ranks_per_node(t) >= ranks)
+            result = sizing_for(workload, instance, tp=value)
+            options.append(
+                f"tensor_parallel_size {value} on {instance.name} "
+                f"({result.kv_tokens:,} KV tokens, {result.concurrency:.1f}× concurrency)"
+            )
+        else:
+            options.append(f"max_model_len ≤ {value:,} on {host.name}")
     if not options:
         options.append(
             "a pool with more accelerator memory (e.g. p5e/p5en H200, p6-b200), quantization: fp8, "
@@ -166,14 +198,49 @@ def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
                     if t.accelerator is instances[0].accelerator and ranks_per_node(t) >= parallel
                 }
             )
+            suggestions = _parallel_suggestions(config, path, workload, most) if _SUGGEST.get() else ()
+            options = []
+            for changes in suggestions:
+                if f"{path}.pool" in changes:
+                    name = changes[f"{path}.pool"]
+                    kinds = ", ".join(sorted(t.name for t in pool_instances(config.pool(name))))
+                    options.append(f"pool {name} ({kinds})")
+                else:
+                    options.append(f"tensor_parallel_size {changes[f'{path}.engine.tensor_parallel_size']}")
+            if options:
+                fix = "use " + " or ".join(options)
+            else:
+                fix = (
+                    "no pool's node holds it with a TP that fits: add a pool of "
+                    f"{', '.join(bigger) if bigger else f'instances with ≥ {parallel} {unit}'} (serving across nodes "
+                    "is not available in inferstack yet)"
+                )
             yield Finding(
                 rule=PARALLEL_NODE,
                 path=f"{path}.engine.tensor_parallel_size",
                 message=f"tensor_parallel_size × pipeline_parallel_size = {parallel}, but pool {workload.pool!r} has "
                 f"at most {most} {unit} per node",
-                fix=f"use tensor_parallel_size ≤ {most // engine.pipeline_parallel_size}, or a pool of "
-                f"{', '.join(bigger) if bigger else f'instances with ≥ {parallel} {unit}'}",
+                fix=fix,
+                suggestions=suggestions,
             )
+
+
+def _parallel_suggestions(
+    config: InferstackConfig, path: str, workload: WorkloadConfig, most: int
+) -> tuple[dict[str, Any], ...]:
+    """The largest TP the pool's nodes hold, or another pool that holds the current TP — checked to pass."""
+    found: list[dict[str, Any]] = []
+    heads = workload.model.arch.attention_heads
+    for tp in range(most // workload.engine.pipeline_parallel_size, 0, -1):
+        changes = {f"{path}.engine.tensor_parallel_size": tp}
+        if heads % tp == 0 and _viable(config, changes):
+            found.append(changes)
+            break
+    for pool in config.compute.pools:
+        changes = {f"{path}.pool": pool.name}
+        if pool.name != workload.pool and _viable(config, changes):
+            found.append(changes)
+    return tuple(found)
 
 
 def check_tp_heads(config: InferstackConfig) -> Iterator[Finding]:
@@ -182,11 +249,16 @@ def check_tp_heads(config: InferstackConfig) -> Iterator[Finding]:
         heads, tp = workload.model.arch.attention_heads, workload.engine.tensor_parallel_size
         if heads % tp:
             divisors = [d for d in (1, 2, 4, 8, 16, 32, 64) if heads % d == 0]
+            field = f"{path}.engine.tensor_parallel_size"
+            ranked = sorted(divisors, key=lambda d: (abs(d - tp), -d))
+            viable = [d for d in ranked if _SUGGEST.get() and _viable(config, {field: d})]
             yield Finding(
                 rule=TP_HEADS,
-                path=f"{path}.engine.tensor_parallel_size",
+                path=field,
                 message=f"{workload.model.id} has {heads} attention heads, not divisible by tensor_parallel_size {tp}",
-                fix=f"use a tensor_parallel_size that divides {heads}: {', '.join(map(str, divisors))}",
+                fix=f"use a tensor_parallel_size that divides {heads}: {', '.join(map(str, divisors))}"
+                + (f" ({viable[0]} fits this pool)" if viable else ""),
+                suggestions=({field: viable[0]},) if viable else (),
             )
 
 
@@ -199,9 +271,14 @@ def check_neuron_cores(config: InferstackConfig) -> Iterator[Finding]:
         per_device = instances[0].neuron_cores_per_device
         tp = workload.engine.tensor_parallel_size
         if tp % per_device:
+            field = f"{path}.engine.tensor_parallel_size"
+            multiples = list(range(per_device, 4 * max(tp, per_device) + 1, per_device))
+            ranked = sorted(multiples, key=lambda m: (abs(m - tp), m))
+            viable = [m for m in ranked if _SUGGEST.get() and _viable(config, {field: m})]
             yield Finding(
                 rule=NEURON_CORES,
-                path=f"{path}.engine.tensor_parallel_size",
+                path=field,
+                suggestions=({field: viable[0]},) if viable else (),
                 message=f"tensor_parallel_size {tp} NeuronCores is not a whole number of "
                 f"{instances[0].accelerator_model} devices ({per_device} cores each): the pod requests "
                 "aws.amazon.com/neuron in devices",
@@ -244,10 +321,11 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
                 }
             )
             ok, instance = fits_node(moved, candidate)
-            if ok:
-                others.append(f"{candidate.name} ({instance})")
+            changes = {f"workloads[{index}].pool": candidate.name}
+            if ok and _SUGGEST.get() and _viable(config, changes):
+                others.append((f"{candidate.name} ({instance})", changes))
         fix = (
-            f"move the workload to pool {' or '.join(others)}"
+            f"move the workload to pool {' or '.join(text for text, _ in others)}"
             if others
             else "add a pool whose instances hold the request, or lower tensor_parallel_size / resources"
         )
@@ -256,11 +334,26 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
             path=f"workloads[{index}].pool",
             message=f"the pod would stay Pending: pool {pool.name!r} cannot run it — {reason}",
             fix=fix,
+            suggestions=tuple(changes for _, changes in others),
         )
 
 
 def _taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> frozenset[tuple[str, str]]:
     return frozenset(pool_taints(pool))
+
+
+def _viable(config: InferstackConfig, changes: Mapping[str, Any]) -> bool:
+    """Whether ``config`` with ``changes`` is valid and passes every rule that judges parallelism, memory and
+    scheduling (a suggested fix must not be rejected by the next rule). Those checks suggest nothing meanwhile."""
+    changed = with_changes(config, changes)
+    if changed is None:
+        return False
+    token = _SUGGEST.set(False)
+    try:
+        checks = (check_tp_heads, check_neuron_cores, check_parallel_node, check_fit, check_scheduling)
+        return not any(list(check(changed)) for check in checks)
+    finally:
+        _SUGGEST.reset(token)
 
 
 def check_startup(config: InferstackConfig) -> Iterator[Finding]:
@@ -278,6 +371,7 @@ def check_startup(config: InferstackConfig) -> Iterator[Finding]:
                 f"{workload.model.arch.weights_gib:.0f} GiB from {workload.model.source.type.value} and start the "
                 "engine: the pod would be restarted in a loop",
                 fix=f"set startup_timeout_seconds ≥ {needed} or remove it (inferstack sizes it from the model)",
+                suggestions=({f"workloads[{index}].startup_timeout_seconds": needed},),
             )
 
 

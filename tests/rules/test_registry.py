@@ -388,3 +388,51 @@ def test_the_check_command_reports_the_rule(rule_id, tmp_path, capsys):
     out = capsys.readouterr()
     assert f"[{rule_id}]" not in out.out + out.err
     assert out.out.strip().endswith(f"{good}: OK")
+
+
+#: Rules whose registry case comes with machine-applicable fixes (config path → value).
+SUGGESTING = ("MODEL-FIT", "PARALLEL-NODE", "TP-HEADS", "NEURON-CORES", "STARTUP-PROBE")
+
+
+@pytest.mark.parametrize("rule_id", SUGGESTING)
+def test_rules_that_suggest_a_fix_offer_one(rule_id):
+    findings = of_rule(evaluate(non_compliant(rule_id)), rule_id)
+    assert any(f.suggestions for f in findings), rule_id
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_every_suggested_fix_passes_every_rule(rule_id):
+    """A suggestion is never rejected by the next rule: applied, the config passes all of them."""
+    from inferstack.config.edit import with_changes
+
+    config = non_compliant(rule_id)
+    for finding in of_rule(evaluate(config), rule_id):
+        for changes in finding.suggestions:
+            fixed = with_changes(config, changes)
+            assert fixed is not None, f"{rule_id}: {changes} is not a valid config"
+            remaining = [str(f) for f in evaluate(fixed).errors]
+            assert remaining == [], f"{rule_id}: applying {changes} leaves {remaining}"
+
+
+def test_a_tp_suggestion_the_memory_rule_would_reject_is_not_offered():
+    """Llama-3.1-70B at TP 8 and 128k context on a 4-GPU L40S pool: TP 4 does not hold one sequence (MODEL-FIT), so
+    PARALLEL-NODE must not suggest it; moving to a pool that holds TP 8 is offered instead."""
+    data = {
+        "compute": {
+            "karpenter_pools": [
+                {"name": "l40s", "instance_types": ["g6e.12xlarge"]},
+                {"name": "h100", "instance_types": ["p5.48xlarge"]},
+            ]
+        },
+        "workloads": [
+            {
+                "name": "w",
+                "pool": "l40s",
+                "model": {"id": "meta-llama/Llama-3.1-70B-Instruct", "hf_token_secret": {"name": "hf"}},
+                "engine": {"tensor_parallel_size": 8, "max_model_len": 131072},
+            }
+        ],
+    }
+    (finding,) = of_rule(evaluate(parse_config(data)), "PARALLEL-NODE")
+    assert {"workloads[0].engine.tensor_parallel_size": 4} not in finding.suggestions
+    assert {"workloads[0].pool": "h100"} in finding.suggestions
