@@ -1,7 +1,9 @@
-"""Cold `cdk synth` of the default inferstack app vs a bare single-stack EKS app, alternating, N runs each.
+"""Cold `cdk synth` of the default inferstack app vs a bare single-stack EKS app, and of a platform with 100
+workloads, alternating, N runs each.
 
 Each run is a fresh `npx cdk synth --quiet` process (jsii start-up included) into a fresh output folder.
-Prints every run, the medians, the ratio (goal: ≤ 1.2×) and the peak RSS of the app process.
+Prints every run, the medians, the ratios (goals: default ≤ 1.2× bare; 100 workloads ≤ 3× default) and the peak
+RSS of the app process.
 """
 
 from __future__ import annotations
@@ -18,10 +20,30 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+DEFAULT = "inferstack (default config)"
+BARE = "bare EKS (VPC + cluster + node group)"
+HUNDRED = "inferstack (100 workloads)"
 APPS = {
-    "inferstack (default config)": f"{sys.executable} app.py",
-    "bare EKS (VPC + cluster + node group)": f"{sys.executable} bench/bare_app.py",
+    DEFAULT: (f"{sys.executable} app.py", ()),
+    BARE: (f"{sys.executable} bench/bare_app.py", ()),
+    HUNDRED: (f"{sys.executable} app.py", ("-c", "config={hundred}")),
 }
+
+
+def hundred_workloads(path: Path) -> Path:
+    """The default platform's pools with 100 Qwen3-8B workloads (the scale test of the sharding)."""
+    lines = [
+        "name: bench100",
+        "compute:",
+        "  karpenter_pools:",
+        "    - {name: gpu, instance_families: [g6e], max_accelerators: 200}",
+        "workloads:",
+        *(f"  - {{name: w{i}, pool: gpu, model: {{id: Qwen/Qwen3-8B}}}}" for i in range(100)),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 ENV = {
     **os.environ,
     "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
@@ -31,11 +53,11 @@ ENV = {
 }
 
 
-def synth_once(app: str, out: Path) -> tuple[float, int]:
+def synth_once(app: str, out: Path, extra: tuple[str, ...] = ()) -> tuple[float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
     result = subprocess.run(
-        ["npx", "--no-install", "cdk", "synth", "--quiet", "--app", app, "--output", str(out)],
+        ["npx", "--no-install", "cdk", "synth", "--quiet", "--app", app, "--output", str(out), *extra],
         cwd=ROOT,
         env=ENV,
         capture_output=True,
@@ -55,22 +77,24 @@ def main() -> int:
     times: dict[str, list[float]] = {name: [] for name in APPS}
     peaks: dict[str, int] = {}
     work = Path(tempfile.mkdtemp(prefix="inferstack-bench-"))
+    hundred = hundred_workloads(work / "hundred.yaml")
     try:
-        synth_once(APPS[next(iter(APPS))], work / "warmup")  # fill the jsii cache once, outside the timings
+        synth_once(APPS[DEFAULT][0], work / "warmup")  # fill the jsii cache once, outside the timings
         for run in range(args.runs):
-            for name, app in APPS.items():
-                elapsed, peak = synth_once(app, work / f"{run}-{len(times[name])}-{abs(hash(name))}")
+            for name, (app, extra) in APPS.items():
+                context = tuple(part.format(hundred=hundred) for part in extra)
+                elapsed, peak = synth_once(app, work / f"{run}-{len(times[name])}-{abs(hash(name))}", context)
                 times[name].append(elapsed)
                 peaks[name] = max(peaks.get(name, 0), peak)
                 print(f"run {run + 1}/{args.runs}  {name:<40} {elapsed:6.2f} s", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     medians = {name: statistics.median(values) for name, values in times.items()}
-    ours, bare = medians.values()
     print()
     for name, median in medians.items():
         print(f"median  {name:<40} {median:6.2f} s")
-    print(f"ratio   inferstack / bare = {ours / bare:.2f}x  (goal <= 1.20x)")
+    print(f"ratio   inferstack / bare = {medians[DEFAULT] / medians[BARE]:.2f}x  (goal <= 1.20x)")
+    print(f"ratio   100 workloads / default = {medians[HUNDRED] / medians[DEFAULT]:.2f}x  (goal <= 3.00x)")
     print(f"peak RSS of any synth subprocess tree member: {max(peaks.values()) / 1024:.0f} MiB (ru_maxrss of children)")
     return 0
 
