@@ -10,6 +10,7 @@ import aws_cdk as cdk
 
 from inferstack.config import ConfigError, InferstackConfig, load_config
 from inferstack.constructs.custom_resource import CustomResourceError
+from inferstack.constructs.validation import PropError
 from inferstack.rules import RuleViolationError, enforce
 from inferstack.stacks.nag import add_nag
 from inferstack.stacks.platform import Platform, build_platform
@@ -45,7 +46,7 @@ def main() -> int:
     try:
         config = load_config(config_path)
         build_app(config, app, nag=_context_flag(app, "inferstack:nag", True))
-    except (ConfigError, RuleViolationError, CustomResourceError) as exc:
+    except (ConfigError, RuleViolationError, CustomResourceError, PropError) as exc:
         print(f"inferstack: {config_path}: {exc}" if isinstance(exc, RuleViolationError) else str(exc), file=sys.stderr)
         return 1
     try:

@@ -9,6 +9,8 @@ from enum import StrEnum
 
 from cdk8s_plus_36 import k8s
 
+from inferstack.constructs.validation import PropError
+
 
 class SourceKind(StrEnum):
     S3 = "s3"
@@ -68,8 +70,28 @@ def _token_env(secret: tuple[str, str] | None) -> list[k8s.EnvVar]:
     ]
 
 
+#: What each source kind needs of :class:`ModelSourceProps`.
+REQUIRED: dict[SourceKind, tuple[str, ...]] = {
+    SourceKind.S3: ("bucket", "prefix", "region"),
+    SourceKind.S3_MOUNT: ("claim_name",),
+    SourceKind.FSX: ("claim_name", "fsx_path"),
+    SourceKind.IMAGE: ("image_path",),
+    SourceKind.HF: (),
+}
+
+
 def model_loading(props: ModelSourceProps) -> ModelLoading:
-    """The pod-side wiring of one model source."""
+    """The pod-side wiring of one model source.
+
+    :raises PropError: when the source kind's required props are missing (an ``s3`` source without bucket,
+        prefix and region would render ``s3://None/…``)."""
+    missing = [name for name in REQUIRED[props.kind] if not getattr(props, name)]
+    if missing:
+        needed = ", ".join(REQUIRED[props.kind])
+        raise PropError(
+            f"ModelSourceProps {props.model_id!r}: kind {props.kind.value!r} needs {needed} — "
+            f"missing {', '.join(missing)}"
+        )
     if props.kind is SourceKind.S3:
         return ModelLoading(
             model=f"s3://{props.bucket}/{props.prefix}",

@@ -19,6 +19,7 @@ from constructs import Construct
 
 from inferstack.catalog.engine_flags import supports_shutdown_timeout
 from inferstack.catalog.kubernetes import PROMETHEUS_URL
+from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.model_source import ModelLoading
 from inferstack.constructs.scheduling import TolerationSpec, tolerations
@@ -210,11 +211,43 @@ class VllmServerProps:
     scheduler_name: str | None = None
     """``schedulerName`` of the pods (e.g. the Neuron scheduler extension's ``my-scheduler``, for contiguous Neuron
     devices). Default: the default scheduler."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra labels on the pods (and the Deployment). Default none; the selector labels cannot be overridden."""
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    """Annotations on the pod template (e.g. for a service mesh or a log shipper). Default none."""
+    ports: Mapping[str, int] = field(default_factory=dict)
+    """Extra container ports, name → port (e.g. a side metrics or ZMQ port). Default none (``http`` 8000 only)."""
     graceful_shutdown: bool | None = None
     """The engine takes ``--shutdown-timeout`` (vLLM ≥ 0.18) and drains in-flight requests after SIGTERM. Older
     engines (the Neuron DLC's vLLM 0.16) abort in-flight requests at SIGTERM; the preStop pause still stops new
     traffic first. Default: read from the image's vLLM release (``vllm/vllm-openai`` and Neuron DLC tags; other
     images are taken to be current)."""
+
+
+def _validate(props: VllmServerProps) -> None:
+    """Every prop a Kubernetes object or vLLM would reject, refused at construction with the prop named."""
+    owner = f"VllmServer {props.name!r}"
+    check.dns_label(owner, "name", props.name)
+    check.dns_label(owner, "namespace", props.namespace)
+    check.dns_label(owner, "service_account", props.service_account)
+    check.pinned_image(owner, "image", props.image)
+    check.quantities(owner, "requests", props.requests)
+    check.quantities(owner, "limits", props.limits)
+    check.extended_resources_equal(owner, props.requests, props.limits)
+    check.at_least(owner, "startup_seconds", props.startup_seconds, PROBE_PERIOD_SECONDS, "one startup probe period")
+    check.at_least(owner, "replicas", props.replicas, 0, "a Deployment cannot have fewer")
+    check.at_least(owner, "shm_gib", props.shm_gib, 0.0625, "NCCL and the tokenizer pool need /dev/shm")
+    for name, port in props.ports.items():
+        check.port_name(owner, f"ports[{name!r}]", name)
+        if name == "http" or port == PORT or not 1 <= port <= 65535:
+            raise check.PropError(f"{owner}: ports[{name!r}] {port} — a port 1–65535 other than http/{PORT}")
+    reserved = sorted(k for k in props.labels if k.startswith("app.kubernetes.io/"))
+    if reserved:
+        raise check.PropError(f"{owner}: labels {reserved} — app.kubernetes.io/* labels select the pods; use others")
+    if props.autoscaling is not None:
+        scaling = props.autoscaling
+        check.one_of(owner, "autoscaling.kind", scaling.kind, ("keda", "hpa"))
+        check.at_least(owner, "autoscaling.max_replicas", scaling.max_replicas, max(1, scaling.min_replicas), "≥ min")
 
 
 def _quantities(values: Mapping[str, str]) -> dict[str, k8s.Quantity]:
@@ -232,6 +265,7 @@ class VllmServer(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: VllmServerProps) -> None:
         super().__init__(scope, construct_id)
+        _validate(props)
         drain = props.termination_grace_seconds - PRE_STOP_SECONDS - EXIT_MARGIN_SECONDS
         graceful = (
             supports_shutdown_timeout(props.image) if props.graceful_shutdown is None else props.graceful_shutdown
@@ -263,6 +297,7 @@ class VllmServer(Construct):
             "app.kubernetes.io/part-of": "inferstack",
         }
         self.labels = labels
+        pod_labels = {**props.labels, **labels}
         env = [
             k8s.EnvVar(name="HOME", value=HOME),
             k8s.EnvVar(name="USER", value=SERVING_USER),
@@ -285,7 +320,10 @@ class VllmServer(Construct):
                 *props.model.args,
                 *props.engine.render(),
             ],
-            ports=[k8s.ContainerPort(name="http", container_port=PORT)],
+            ports=[
+                k8s.ContainerPort(name="http", container_port=PORT),
+                *(k8s.ContainerPort(name=name, container_port=port) for name, port in sorted(props.ports.items())),
+            ],
             env=env,
             resources=k8s.ResourceRequirements(requests=_quantities(props.requests), limits=_quantities(props.limits)),
             startup_probe=k8s.Probe(
@@ -328,7 +366,7 @@ class VllmServer(Construct):
         self.deployment = k8s.KubeDeployment(
             self,
             "deployment",
-            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=labels),
+            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=pod_labels),
             spec=k8s.DeploymentSpec(
                 replicas=replicas,
                 selector=k8s.LabelSelector(match_labels=labels),
@@ -339,7 +377,7 @@ class VllmServer(Construct):
                     ),
                 ),
                 template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels=labels),
+                    metadata=k8s.ObjectMeta(labels=pod_labels, annotations=dict(props.annotations) or None),
                     spec=k8s.PodSpec(
                         service_account_name=props.service_account,
                         automount_service_account_token=False,
