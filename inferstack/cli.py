@@ -70,7 +70,7 @@ def summarize(out_dir: Path) -> str:
 
 def plan_table(config: InferstackConfig) -> str:
     """Per workload: accelerator, parallelism, weights, KV budget and tokens, concurrency, verdict."""
-    from inferstack.config.placement import pod_plan, pool_instances
+    from inferstack.plan import resolve
     from inferstack.rules.serving import memory_per_rank_gib, ranks_per_node, sizing_for
 
     header = (
@@ -78,11 +78,11 @@ def plan_table(config: InferstackConfig) -> str:
         f"{'KV budget':>10} {'KV tokens':>11} {'max len':>8} {'concur.':>8}  verdict"
     )
     lines = [header, "-" * len(header)]
-    for workload in config.workloads:
-        pool = config.pool(workload.pool)
+    for resolved in resolve(config).workloads:
+        workload, pool = resolved.config, resolved.pool
         engine = workload.engine
         parallel = engine.tensor_parallel_size * engine.pipeline_parallel_size
-        hosts = [t for t in pool_instances(pool) if ranks_per_node(t) >= parallel]
+        hosts = [t for t in pool.instances if ranks_per_node(t) >= parallel]
         name = f"{workload.namespace}/{workload.name}"
         if not hosts:
             lines.append(f"{name:<24} {pool.name:<12} {'-':<16} {'-':<12} {parallel:>6}  no instance holds {parallel}")
@@ -91,7 +91,7 @@ def plan_table(config: InferstackConfig) -> str:
         result = sizing_for(workload, host)
         accel = f"{host.accelerator_model} {memory_per_rank_gib(host):.0f}G"
         verdict = "fits" if result.fits else "DOES NOT FIT"
-        pod = pod_plan(config, workload)
+        pod = resolved.server.pod
         lines.append(
             f"{name:<24} {pool.name:<12} {host.name:<16} {accel:<12} "
             f"{engine.tensor_parallel_size}×{engine.pipeline_parallel_size:<4} {result.weights_gib:>7.2f}G "

@@ -13,7 +13,6 @@ from constructs import Construct
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import NEURON_SCHEDULER, POOL_LABEL, SYSTEM_POOL
 from inferstack.config.model import InferstackConfig
-from inferstack.config.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib, pod_plan
 from inferstack.config.workloads import ModelSourceType, WorkloadConfig
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
@@ -29,44 +28,8 @@ from inferstack.constructs.neuron import (
 )
 from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS, Autoscaling, EngineArgs, VllmServer, VllmServerProps
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
-
-BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
-#: Files a checkpoint format never needs: vLLM 0.19's Run:ai streamer reads every top-level ``*.safetensors`` of
-#: the prefix (runai_streamer_loader / runai_utils.list_safetensors, vLLM issue 40765), so a Mistral-format repo's
-#: ``consolidated.safetensors`` next to its HF shards loads the weights twice. The sync copies one layout only.
-MISTRAL_FORMAT_EXCLUDE = ("model*.safetensors", "model.safetensors.index.json", "original/*")
-"""Mistral format (``--config-format mistral --tokenizer-mode mistral``): params.json, tekken.json /
-tokenizer.model.v*, consolidated*.safetensors — never the HF shards."""
-HF_FORMAT_EXCLUDE = ("consolidated*.safetensors", "consolidated.safetensors.index.json", "params.json", "original/*")
-"""HF format: config.json, tokenizer files, model-*.safetensors — never the consolidated copy or Meta's
-``original/`` checkpoint."""
-
-
-def sync_excludes(workload: WorkloadConfig) -> tuple[str, ...]:
-    """The files of the model repository the engine's format does not read (the sync leaves them out)."""
-    return MISTRAL_FORMAT_EXCLUDE if workload.model.arch.mistral_format else HF_FORMAT_EXCLUDE
-
-
-def sync_service_account(workload: WorkloadConfig) -> str:
-    return f"{workload.name}-model-sync"
-
-
-def server_service_account(workload: WorkloadConfig) -> str:
-    return workload.service_account or workload.name
-
-
-def needs_sync(workload: WorkloadConfig) -> bool:
-    return workload.sync_model and workload.model.source.type in BUCKET_SOURCES
-
-
-def needs_reader(workload: WorkloadConfig, accelerator: AcceleratorKind) -> bool:
-    """Server pods read S3 themselves: Run:ai streamer, or the Neuron fetch of weights + compiled artifacts."""
-    return workload.model.source.type is ModelSourceType.S3 or accelerator is AcceleratorKind.NEURON
-
-
-def needs_writer(workload: WorkloadConfig, accelerator: AcceleratorKind) -> bool:
-    """A Job writes the model prefix: the model sync, or the Neuron compile storing its artifacts."""
-    return needs_sync(workload) or accelerator is AcceleratorKind.NEURON
+from inferstack.plan import ResolvedWorkload
+from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,17 +86,17 @@ class NamespacesChart(cdk8s.Chart):
 class WorkloadChart(cdk8s.Chart):
     """Service accounts, model volume, model-sync Job, Neuron compile Job and the vLLM server of one workload."""
 
-    def __init__(
-        self, scope: Construct, construct_id: str, workload: WorkloadConfig, refs: StorageRefs, config: InferstackConfig
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, resolved: ResolvedWorkload, refs: StorageRefs) -> None:
+        workload = resolved.config
         super().__init__(scope, construct_id, disable_resource_name_hashes=True, namespace=workload.namespace)
+        self.resolved = resolved
         self.workload = workload
         model, source = workload.model, workload.model.source
         labels = {"app.kubernetes.io/name": workload.name, "app.kubernetes.io/part-of": "inferstack"}
         k8s.KubeServiceAccount(
             self,
             "server-sa",
-            metadata=k8s.ObjectMeta(name=server_service_account(workload), namespace=workload.namespace, labels=labels),
+            metadata=k8s.ObjectMeta(name=resolved.server.service_account, namespace=workload.namespace, labels=labels),
             automount_service_account_token=False,
         )
         claim = None
@@ -179,24 +142,23 @@ class WorkloadChart(cdk8s.Chart):
                 hf_cache_gib=source.cache_size_gib,
             )
         )
-        accelerator = config.pool(workload.pool).accelerator
-        if needs_writer(workload, accelerator) and refs.bucket:
+        if resolved.writes_bucket and refs.bucket:
             k8s.KubeServiceAccount(
                 self,
                 "sync-sa",
                 metadata=k8s.ObjectMeta(
-                    name=sync_service_account(workload), namespace=workload.namespace, labels=labels
+                    name=resolved.writer_service_account, namespace=workload.namespace, labels=labels
                 ),
                 automount_service_account_token=False,
             )
-        if needs_sync(workload) and refs.bucket:
+        if resolved.sync and refs.bucket:
             ModelSyncJob(
                 self,
                 "model-sync",
                 ModelSyncJobProps(
                     name=f"{workload.name}-model-sync",
                     namespace=workload.namespace,
-                    service_account=sync_service_account(workload),
+                    service_account=resolved.writer_service_account,
                     bucket=refs.bucket,
                     prefix=model.bucket_prefix,
                     region=refs.region,
@@ -205,10 +167,10 @@ class WorkloadChart(cdk8s.Chart):
                     hf_token_secret=token,
                     node_selector={POOL_LABEL: SYSTEM_POOL},
                     priority_class=BATCH_PRIORITY_CLASS,
-                    exclude=sync_excludes(workload),
+                    exclude=resolved.sync_excludes,
                 ),
             )
-        self.server = self._server(workload, refs, config, labels)
+        self.server = self._server(resolved, refs)
 
     def _engine(self, workload: WorkloadConfig, neuron: bool) -> EngineArgs:
         engine, model = workload.engine, workload.model
@@ -239,11 +201,10 @@ class WorkloadChart(cdk8s.Chart):
             extra=engine.extra_args,
         )
 
-    def _server(
-        self, workload: WorkloadConfig, refs: StorageRefs, config: InferstackConfig, labels: dict[str, str]
-    ) -> VllmServer:
+    def _server(self, resolved: ResolvedWorkload, refs: StorageRefs) -> VllmServer:
+        workload = resolved.config
         engine, model = workload.engine, workload.model
-        plan = pod_plan(config, workload)
+        plan = resolved.server.pod
         neuron = plan.accelerator is AcceleratorKind.NEURON
         engine_args = self._engine(workload, neuron)
         env: dict[str, str] = {}
@@ -258,7 +219,7 @@ class WorkloadChart(cdk8s.Chart):
                 "LMCACHE_CHUNK_SIZE": str(engine.lmcache.chunk_size),
             }
         loading, init, volumes = self.loading, [], []
-        image = config.engine_image(workload)
+        image = resolved.image
         if neuron and refs.bucket:
             artifacts = artifacts_prefix(model.bucket_prefix, engine_args, image)
             env |= {"NEURON_COMPILED_ARTIFACTS": COMPILED_DIR}
@@ -287,7 +248,7 @@ class WorkloadChart(cdk8s.Chart):
                 NeuronCompileJobProps(
                     name=f"{workload.name}-neuron-compile",
                     namespace=workload.namespace,
-                    service_account=sync_service_account(workload),
+                    service_account=resolved.writer_service_account,
                     image=image,
                     bucket=refs.bucket,
                     model_prefix=model.bucket_prefix,
@@ -300,12 +261,12 @@ class WorkloadChart(cdk8s.Chart):
                     tolerations=sorted(plan.tolerations),
                     model_gib=size,
                     scratch_gib=NEURON_COMPILE_SCRATCH_GIB,
-                    env={"SYNC_MARKER": f"{model.bucket_prefix}{SYNC_MARKER}"} if needs_sync(workload) else {},
+                    env={"SYNC_MARKER": f"{model.bucket_prefix}{SYNC_MARKER}"} if resolved.sync else {},
                     priority_class=BATCH_PRIORITY_CLASS,
                     scheduler_name=NEURON_SCHEDULER,
                 ),
             )
-        elif needs_sync(workload) and refs.bucket:
+        elif resolved.sync and refs.bucket:
             # Hold the server until the model-sync Job has finished, instead of crash-looping on a partial model.
             mounted = model.source.type in (ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
             init = [
@@ -328,7 +289,7 @@ class WorkloadChart(cdk8s.Chart):
                 model=loading,
                 served_model_name=model.name,
                 engine=engine_args,
-                service_account=server_service_account(workload),
+                service_account=resolved.server.service_account,
                 requests=plan.requests,
                 limits=plan.limits,
                 node_selector=plan.node_selector,

@@ -14,16 +14,16 @@ from inferstack.catalog.versions import NEURON_SERVING_DEVICES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.edit import with_changes
 from inferstack.config.model import InferstackConfig
-from inferstack.config.placement import (
+from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.plan import resolve
+from inferstack.plan.placement import (
     PodPlan,
     fits_node,
     host_instance,
-    pod_plan,
     pool_instances,
     pool_taints,
     startup_seconds,
 )
-from inferstack.config.workloads import ModelSourceType, WorkloadConfig
 from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.sizing.model import SizingInput, SizingResult, longest_fitting_len, size
 
@@ -304,7 +304,7 @@ def check_neuron_artifacts(config: InferstackConfig) -> Iterator[Finding]:
 def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
     """The pod's requests, node selector and tolerations fit a node of its pool ("will it schedule")."""
     for index, workload in enumerate(config.workloads):
-        plan = pod_plan(config, workload)
+        plan = resolve(config).workloads[index].server.pod
         pool = config.pool(workload.pool)
         fits, reason = fits_node(plan, pool)
         if fits:
@@ -438,7 +438,7 @@ def _neuron_compile_capacity(
 ) -> Iterator[Finding]:
     """The servers hold their Neuron devices while they wait for the compile Job, which needs the same devices: the
     pool must hold the starting replicas and the Job at once, or the Job never schedules (a deadlock)."""
-    plan = pod_plan(config, workload)
+    plan = resolve(config).workload(workload).server.pod
     host = host_instance(pool_instances(pool), plan.accelerators)
     if host is None or not plan.accelerators:
         return  # PARALLEL-NODE / SCHEDULING say why

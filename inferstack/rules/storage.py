@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 from inferstack.rules.base import Finding, Rule
 
 BACKEND = "MODEL-SOURCE-BACKEND"

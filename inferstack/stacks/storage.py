@@ -20,10 +20,9 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from inferstack.catalog.versions import STORAGE_ADDON_SERVICE_ACCOUNTS, STORAGE_ADDONS
-from inferstack.charts.workload import needs_reader, needs_writer
 from inferstack.config.model import InferstackConfig
 from inferstack.config.storage import BucketEncryption, FsxConfig, FsxDeploymentType, ModelBucketConfig
-from inferstack.config.workloads import WorkloadConfig
+from inferstack.plan import ResolvedWorkload
 from inferstack.stacks.nag import acknowledge, nag_render
 
 POD_IDENTITY = "pods.eks.amazonaws.com"
@@ -181,22 +180,22 @@ class StorageStack(cdk.Stack):
         key = stack.node.try_find_child("ImportedModelBucketKey")
         return bucket, key  # type: ignore[return-value]
 
-    def add_workload_roles(self, scope: Construct, workload: WorkloadConfig) -> WorkloadRoles:
+    def add_workload_roles(self, scope: Construct, resolved: ResolvedWorkload) -> WorkloadRoles:
         """Reader role (server pods streaming from S3) and writer role (model-sync / compile Jobs), both limited to
         the workload's model prefix, created in ``scope`` (the workloads stack of that workload: the roles shard
         with their workloads, so no stack outgrows CloudFormation's 500 resources). None without a bucket."""
         roles = WorkloadRoles()
         if self.bucket is None:
             return roles
+        workload = resolved.config
         prefix, key = workload.model.bucket_prefix, f"{workload.namespace}-{workload.name}"
         bucket, bucket_key = self._imported(scope)
         objects = f"Resource::{nag_render(cdk.Stack.of(scope).resolve(bucket.bucket_arn))}/{prefix}*"
-        accelerator = self.config.pool(workload.pool).accelerator
-        if needs_reader(workload, accelerator):
+        if resolved.server.reads_bucket:
             roles.reader = pod_identity_role(scope, f"Reader-{key}", f"Reads s3 prefix {prefix} for {key}")
             self._grant(roles.reader, prefix, READ_OBJECT, ["kms:Decrypt"], bucket, bucket_key)
             acknowledge(roles.reader, "IAM5", PREFIX_WILDCARD, (objects,))
-        if needs_writer(workload, accelerator):
+        if resolved.writes_bucket:
             roles.sync = pod_identity_role(scope, f"Sync-{key}", f"Writes s3 prefix {prefix} for the sync of {key}")
             self._grant(roles.sync, prefix, WRITE_OBJECT, ["kms:Decrypt", "kms:GenerateDataKey"], bucket, bucket_key)
             acknowledge(roles.sync, "IAM5", PREFIX_WILDCARD, (objects,))

@@ -21,17 +21,10 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from inferstack.charts.platform_base import PlatformBaseChart
-from inferstack.charts.workload import (
-    NamespacesChart,
-    StorageRefs,
-    WorkloadChart,
-    namespaces_to_create,
-    server_service_account,
-    sync_service_account,
-)
+from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart, namespaces_to_create
 from inferstack.config.engine import AutoscalerKind
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import WorkloadConfig
+from inferstack.plan import ResolvedWorkload, resolve
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.observability import add_keda, add_prometheus_stack
 from inferstack.stacks.storage import StorageStack
@@ -45,7 +38,7 @@ SHARD_WORKLOADS = 60
 
 @dataclass(frozen=True)
 class RenderedWorkload:
-    workload: WorkloadConfig
+    workload: ResolvedWorkload
     chart: WorkloadChart
     size: int
     """Bytes of the chart's JSON."""
@@ -72,8 +65,8 @@ def render_workloads(config: InferstackConfig, storage: StorageStack | None) -> 
     """Build every workload's chart once (its size decides the sharding)."""
     app, refs = cdk8s.App(), storage_refs(config, storage)
     rendered = []
-    for workload in config.workloads:
-        chart = WorkloadChart(app, f"{workload.namespace}-{workload.name}", workload, refs, config)
+    for workload in resolve(config).workloads:
+        chart = WorkloadChart(app, f"{workload.namespace}-{workload.name}", workload, refs)
         rendered.append(RenderedWorkload(workload, chart, len(json.dumps(chart.to_json()))))
     return rendered
 
@@ -159,7 +152,7 @@ class WorkloadsStack(cdk.Stack):
         if observability.install_keda and keda:
             self.operators["keda"] = add_keda(self, self.cluster)
 
-    def _associate(self, workload: WorkloadConfig, service_account: str, role: iam.IRole) -> None:
+    def _associate(self, workload: ResolvedWorkload, service_account: str, role: iam.IRole) -> None:
         eks.CfnPodIdentityAssociation(
             self,
             f"Identity-{workload.namespace}-{service_account}",
@@ -169,11 +162,11 @@ class WorkloadsStack(cdk.Stack):
             role_arn=role.role_arn,
         )
 
-    def _identities(self, workload: WorkloadConfig) -> None:
+    def _identities(self, workload: ResolvedWorkload) -> None:
         if self.storage is None:
             return
         roles = self.storage.add_workload_roles(self, workload)
         if roles.reader is not None:
-            self._associate(workload, server_service_account(workload), roles.reader)
+            self._associate(workload, workload.server.service_account, roles.reader)
         if roles.sync is not None:
-            self._associate(workload, sync_service_account(workload), roles.sync)
+            self._associate(workload, workload.writer_service_account, roles.sync)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from inferstack.config import parse_config
-from inferstack.config.placement import pod_plan
+from inferstack.plan.placement import pod_plan
 from inferstack.rules import serving, storage
 from inferstack.rules.base import Severity
 

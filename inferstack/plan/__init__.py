@@ -1,0 +1,165 @@
+"""The resolved plan: config → :class:`ResolvedPlatform`, computed once. Pools with their instances, labels and
+taints; per workload its roles (today: ``server``) with the pod each runs as, its identities, its storage access
+and the engine image. Rules, charts, stacks and the CLI read this same object, so a check and the manifest it
+judges cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from inferstack.catalog.instances import AcceleratorKind, InstanceType
+from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
+from inferstack.config.model import InferstackConfig
+from inferstack.config.workloads import WorkloadConfig
+from inferstack.plan.names import (
+    needs_reader,
+    needs_sync,
+    needs_writer,
+    server_service_account,
+    sync_excludes,
+    sync_service_account,
+)
+from inferstack.plan.placement import PodPlan, pod_plan, pool_instances, pool_labels, pool_taints
+
+__all__ = ["ResolvedPlatform", "ResolvedPool", "ResolvedWorkload", "Role", "resolve"]
+
+
+@dataclass(frozen=True)
+class ResolvedPool:
+    """A node group or Karpenter pool as the scheduler sees it."""
+
+    path: str
+    """Config path, e.g. ``compute.karpenter_pools[0]``."""
+    config: AcceleratedNodeGroupConfig | KarpenterPoolConfig
+    instances: tuple[InstanceType, ...]
+    labels: dict[str, str]
+    taints: frozenset[tuple[str, str]]
+    """``(key, effect)`` a pod must tolerate (``PreferNoSchedule`` left out)."""
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def accelerator(self) -> AcceleratorKind:
+        return self.config.accelerator
+
+
+@dataclass(frozen=True)
+class Role:
+    """One kind of pod a workload runs (``server``; later leader/worker, head/worker, prefill/decode…)."""
+
+    name: str
+    pod: PodPlan
+    service_account: str
+    reads_bucket: bool
+    """Its pods read the model prefix from S3 themselves (Run:ai streamer, Neuron artifact fetch)."""
+
+
+@dataclass(frozen=True)
+class ResolvedWorkload:
+    """A workload with everything decided: its pool, roles, identities, storage access and image."""
+
+    index: int
+    config: WorkloadConfig
+    pool: ResolvedPool
+    roles: dict[str, Role]
+    image: str
+    sync: bool
+    """A model-sync Job fills the bucket prefix."""
+    writes_bucket: bool
+    """A Job (model sync, Neuron compile) writes the prefix: the writer role exists."""
+    writer_service_account: str
+    sync_excludes: tuple[str, ...]
+
+    @property
+    def path(self) -> str:
+        return f"workloads[{self.index}]"
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def namespace(self) -> str:
+        return self.config.namespace
+
+    @property
+    def server(self) -> Role:
+        return self.roles["server"]
+
+
+@dataclass(frozen=True)
+class ResolvedPlatform:
+    config: InferstackConfig
+    pools: dict[str, ResolvedPool]
+    workloads: tuple[ResolvedWorkload, ...]
+
+    @cached_property
+    def by_name(self) -> dict[tuple[str, str], ResolvedWorkload]:
+        """Workloads by ``(namespace, name)``."""
+        return {(w.namespace, w.name): w for w in self.workloads}
+
+    def workload(self, config: WorkloadConfig) -> ResolvedWorkload:
+        return self.by_name[(config.namespace, config.name)]
+
+
+def _pools(config: InferstackConfig) -> dict[str, ResolvedPool]:
+    pools: dict[str, ResolvedPool] = {}
+    groups = [(f"compute.node_groups[{i}]", g) for i, g in enumerate(config.compute.node_groups)]
+    groups += [(f"compute.karpenter_pools[{i}]", p) for i, p in enumerate(config.compute.karpenter_pools)]
+    for path, pool in groups:
+        pools[pool.name] = ResolvedPool(
+            path=path,
+            config=pool,
+            instances=tuple(pool_instances(pool)),
+            labels=pool_labels(pool),
+            taints=frozenset(pool_taints(pool)),
+        )
+    return pools
+
+
+def _resolve(config: InferstackConfig) -> ResolvedPlatform:
+    pools = _pools(config)
+    workloads = []
+    for index, workload in enumerate(config.workloads):
+        pool = pools[workload.pool]
+        server = Role(
+            name="server",
+            pod=pod_plan(config, workload),
+            service_account=server_service_account(workload),
+            reads_bucket=needs_reader(workload, pool.accelerator),
+        )
+        workloads.append(
+            ResolvedWorkload(
+                index=index,
+                config=workload,
+                pool=pool,
+                roles={"server": server},
+                image=config.engine_image(workload),
+                sync=needs_sync(workload),
+                writes_bucket=needs_writer(workload, pool.accelerator),
+                writer_service_account=sync_service_account(workload),
+                sync_excludes=sync_excludes(workload),
+            )
+        )
+    return ResolvedPlatform(config=config, pools=pools, workloads=tuple(workloads))
+
+
+#: Plans of the configs seen (config kept alive beside its plan, so an ``id`` is never reused while cached).
+_CACHE: dict[int, tuple[InferstackConfig, ResolvedPlatform]] = {}
+_CACHE_SIZE = 64
+
+
+def resolve(config: InferstackConfig) -> ResolvedPlatform:
+    """The plan of ``config`` (a frozen, validated config), computed once per config object."""
+    cached = _CACHE.get(id(config))
+    if cached is not None and cached[0] is config:
+        return cached[1]
+    plan = _resolve(config)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[id(config)] = (config, plan)
+    return plan

@@ -1,0 +1,65 @@
+"""The resolved plan: computed once per config, and the one source the rules, the charts and the stacks read."""
+
+from __future__ import annotations
+
+from inferstack.config import parse_config
+from inferstack.plan import resolve
+from tests.stacks.test_workloads import container, pod_spec
+
+CONFIG = {
+    "compute": {
+        "karpenter_pools": [
+            {
+                "name": "gpu",
+                "instance_types": ["g6e.2xlarge", "g6e.12xlarge"],
+                "taints": [{"key": "team", "effect": "NoExecute"}],
+            },
+            {"name": "inf2", "instance_types": ["inf2.24xlarge"]},
+        ],
+        "gpu_operator": {"extra_tolerations": [{"key": "team", "effect": "NoExecute"}]},
+    },
+    "workloads": [
+        {"name": "qwen", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}, "engine": {"tensor_parallel_size": 4}},
+        {
+            "name": "llama",
+            "pool": "inf2",
+            "model": {"id": "meta-llama/Llama-3.1-8B-Instruct", "hf_token_secret": {"name": "hf"}},
+            "engine": {"tensor_parallel_size": 8},
+        },
+    ],
+}
+
+
+def test_resolved_once_per_config():
+    config = parse_config(CONFIG)
+    assert resolve(config) is resolve(config)
+    assert resolve(parse_config(CONFIG)) is not resolve(config)
+
+
+def test_pools_carry_instances_labels_and_taints():
+    gpu = resolve(parse_config(CONFIG)).pools["gpu"]
+    assert [t.name for t in gpu.instances] == ["g6e.2xlarge", "g6e.12xlarge"]
+    assert gpu.labels["inferstack.io/pool"] == "gpu"
+    assert gpu.taints == {("team", "NoExecute"), ("nvidia.com/gpu", "NoSchedule")}
+    assert gpu.path == "compute.karpenter_pools[0]"
+
+
+def test_workload_roles_identities_and_storage_access():
+    qwen, llama = resolve(parse_config(CONFIG)).workloads
+    assert qwen.path == "workloads[0]" and qwen.server.pod.requests["nvidia.com/gpu"] == "4"
+    assert qwen.server.service_account == "qwen" and qwen.server.reads_bucket and qwen.writes_bucket
+    assert qwen.image == "vllm/vllm-openai:v0.19.0" and "consolidated*.safetensors" in qwen.sync_excludes
+    assert (
+        llama.image.startswith("public.ecr.aws/neuron/") and llama.server.pod.requests["aws.amazon.com/neuron"] == "4"
+    )
+    assert llama.writer_service_account == "llama-model-sync"
+
+
+def test_the_manifest_is_the_plan(tp4_app):
+    """What the rules judged (the plan's pod) is what the Deployment asks for."""
+    plan = resolve(tp4_app.config).workloads[0].server.pod
+    resources = container(tp4_app)["resources"]
+    assert resources["requests"] == plan.requests and resources["limits"] == plan.limits
+    spec = pod_spec(tp4_app)
+    assert spec["nodeSelector"] == plan.node_selector
+    assert {(t["key"], t["effect"]) for t in spec["tolerations"]} == set(plan.tolerations)
