@@ -793,14 +793,33 @@ def _scope(namespaces: list[str] | None) -> str:
     return "any namespace" if namespaces is None else "namespace " + ", ".join(map(repr, namespaces))
 
 
+def _monitor_selector(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    selector = _spec(obj).get("selector")
+    return selector if isinstance(selector, Mapping) else {}
+
+
+def _endpoint_ports(
+    index: ManifestIndex, obj: Mapping[str, Any], field: str, names: set[str], what: str
+) -> Iterator[ReferenceFinding]:
+    """Each ``spec.<field>[].port`` of a monitor names one of ``names`` (the ports of what it selected)."""
+    for i, endpoint in enumerate(_items(_spec(obj).get(field))):
+        port = endpoint.get("port") if isinstance(endpoint, Mapping) else None
+        if not port or _is_token(port) or str(port) in names:
+            continue
+        yield ReferenceFinding(
+            ref=index.ref(obj),
+            path=f"spec.{field}[{i}].port",
+            message=f"port {port!r} is not a port name of any selected {what} (names: "
+            f"{', '.join(sorted(names)) or 'none'}); the endpoint yields no targets",
+            fix=f"name the {what} port {port!r}, or use one of the selected {what}s' port names",
+        )
+
+
 def check_pod_monitors(index: ManifestIndex) -> Iterator[ReferenceFinding]:
     """Check 5a: a PodMonitor's selector matches pods in its namespaceSelector scope; each podMetricsEndpoints
     port names a container port of a matching pod."""
     for obj in index.of_kind("monitoring.coreos.com", "PodMonitor"):
-        spec = _spec(obj)
-        selector = spec.get("selector")
-        if not isinstance(selector, Mapping):
-            selector = {}
+        selector = _monitor_selector(obj)
         namespaces = _monitor_namespaces(obj, index)
         pods = [p for p in index.pods_in(namespaces) if selector_matches(selector, p.labels)]
         if not pods:
@@ -814,27 +833,14 @@ def check_pod_monitors(index: ManifestIndex) -> Iterator[ReferenceFinding]:
             )
             continue
         names = {str(p.get("name")) for pod in pods for p in _all_ports(pod) if p.get("name")}
-        for i, endpoint in enumerate(_items(spec.get("podMetricsEndpoints"))):
-            port = endpoint.get("port") if isinstance(endpoint, Mapping) else None
-            if not port or _is_token(port) or str(port) in names:
-                continue
-            yield ReferenceFinding(
-                ref=index.ref(obj),
-                path=f"spec.podMetricsEndpoints[{i}].port",
-                message=f"port {port!r} is not a container port name of any selected pod (names: "
-                f"{', '.join(sorted(names)) or 'none'}); the endpoint yields no targets",
-                fix=f"name the metrics container port {port!r}, or use one of the pods' port names",
-            )
+        yield from _endpoint_ports(index, obj, "podMetricsEndpoints", names, "pod container")
 
 
 def check_service_monitors(index: ManifestIndex) -> Iterator[ReferenceFinding]:
     """Check 5b: a ServiceMonitor's selector matches a Service in its namespaceSelector scope; each endpoints
     port names a port of a matching Service."""
     for obj in index.of_kind("monitoring.coreos.com", "ServiceMonitor"):
-        spec = _spec(obj)
-        selector = spec.get("selector")
-        if not isinstance(selector, Mapping):
-            selector = {}
+        selector = _monitor_selector(obj)
         namespaces = _monitor_namespaces(obj, index)
         services = [
             s
@@ -852,17 +858,7 @@ def check_service_monitors(index: ManifestIndex) -> Iterator[ReferenceFinding]:
             )
             continue
         names = {str(p.get("name")) for s in services for p in _items(_spec(s).get("ports")) if p.get("name")}
-        for i, endpoint in enumerate(_items(spec.get("endpoints"))):
-            port = endpoint.get("port") if isinstance(endpoint, Mapping) else None
-            if not port or _is_token(port) or str(port) in names:
-                continue
-            yield ReferenceFinding(
-                ref=index.ref(obj),
-                path=f"spec.endpoints[{i}].port",
-                message=f"port {port!r} is not a port name of any selected Service (names: "
-                f"{', '.join(sorted(names)) or 'none'}); the endpoint yields no targets",
-                fix=f"name the Service port {port!r}, or use one of the Services' port names",
-            )
+        yield from _endpoint_ports(index, obj, "endpoints", names, "Service")
 
 
 # --------------------------------------------------------------------------------------------------- scaling
