@@ -32,8 +32,9 @@ from inferstack.constructs.batch import (
     script_mount,
     work_mount,
 )
+from inferstack.constructs.pod import SERVING_UID
 from inferstack.constructs.scheduling import TolerationSpec
-from inferstack.constructs.vllm import CACHE_ENV, HOME, SERVING_UID, SERVING_USER, EngineArgs
+from inferstack.constructs.vllm import CACHE_ENV, HOME, SERVING_USER, EngineArgs
 
 COMPILED_DIR = "/compiled"
 MODEL_DIR = "/models"

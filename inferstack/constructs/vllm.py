@@ -1,5 +1,6 @@
-"""VllmServer: a vLLM OpenAI-compatible server as Kubernetes objects — Deployment, Service, PodDisruptionBudget,
-PodMonitor and (optionally) a KEDA ScaledObject or HPA on queue depth.
+"""VllmServer: a vLLM OpenAI-compatible server — the engine's part (image, ``vllm serve`` command line, caches,
+drain timeout, queue metric) on the shared serving pod (:mod:`inferstack.constructs.pod`: Deployment, Service,
+PodDisruptionBudget, PodMonitor and optionally a KEDA ScaledObject or HPA on queue depth).
 
 Resources are rendered with the L1 API (cdk8s-plus can express neither ``nvidia.com/gpu`` nor
 ``aws.amazon.com/neuron`` nor ``vpc.amazonaws.com/efa``, and adds CPU/memory limits and a short TCP startup probe
@@ -18,24 +19,28 @@ from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.engine_flags import supports_shutdown_timeout
-from inferstack.catalog.kubernetes import PROMETHEUS_URL
 from inferstack.constructs import validation as check
-from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.model_source import ModelLoading
-from inferstack.constructs.scheduling import TolerationSpec, tolerations
+from inferstack.constructs.pod import (
+    PRE_STOP_SECONDS,
+    Autoscaling,
+    QueueMetric,
+    ServingPodProps,
+    ServingWorkload,
+)
+from inferstack.constructs.pod import validate as pod_validate
+from inferstack.constructs.scheduling import TolerationSpec
 
 PORT = 8000
 SERVING_PRIORITY_CLASS = "inferstack-serving"
-PROBE_PERIOD_SECONDS = 10
-#: preStop pause: endpoints controllers and kube-proxy stop routing to the pod before the engine drains, seconds.
-PRE_STOP_SECONDS = 15
 #: Left between the engine's drain deadline and SIGKILL (process exit, log flush), seconds.
 EXIT_MARGIN_SECONDS = 10
 #: The serving user. The vLLM image has no USER (built to run as root) and no passwd entry for other UIDs, so the
-#: pod gives the process a writable HOME and USER/LOGNAME (``getpass.getuser()`` reads those before the passwd
-#: database, which torch's compile caches and Triton call).
-SERVING_UID = 1000
+#: shared pod gives the process a writable HOME and USER/LOGNAME (``getpass.getuser()`` reads those before the
+#: passwd database, which torch's compile caches and Triton call).
 SERVING_USER = "vllm"
+#: vLLM's queue depth, as Prometheus and the custom-metrics API name it.
+VLLM_QUEUE = QueueMetric(prometheus="vllm:num_requests_waiting", pods="vllm_num_requests_waiting")
 HOME = "/home/vllm"
 CACHE = f"{HOME}/.cache"
 #: Every cache vLLM and its libraries write by default, moved onto the pod's writable ``home`` volume (the image's
@@ -164,18 +169,6 @@ class EngineArgs:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Autoscaling:
-    """Scale on ``vllm:num_requests_waiting``."""
-
-    kind: str = "keda"
-    """``keda`` (ScaledObject, Prometheus trigger) or ``hpa`` (autoscaling/v2, pods metric via an adapter)."""
-    min_replicas: int = 1
-    max_replicas: int = 4
-    target_waiting_requests: int = 5
-    prometheus_url: str = PROMETHEUS_URL
-
-
-@dataclass(frozen=True, kw_only=True)
 class VllmServerProps:
     """One vLLM deployment. Resources: ``requests``/``limits`` as Kubernetes quantities (accelerators included)."""
 
@@ -225,33 +218,38 @@ class VllmServerProps:
 
 
 def _validate(props: VllmServerProps) -> None:
-    """Every prop a Kubernetes object or vLLM would reject, refused at construction with the prop named."""
+    """The shared pod's checks, named after this construct."""
     owner = f"VllmServer {props.name!r}"
-    check.dns_label(owner, "name", props.name)
-    check.dns_label(owner, "namespace", props.namespace)
-    check.dns_label(owner, "service_account", props.service_account)
-    check.pinned_image(owner, "image", props.image)
-    check.quantities(owner, "requests", props.requests)
-    check.quantities(owner, "limits", props.limits)
-    check.extended_resources_equal(owner, props.requests, props.limits)
-    check.at_least(owner, "startup_seconds", props.startup_seconds, PROBE_PERIOD_SECONDS, "one startup probe period")
-    check.at_least(owner, "replicas", props.replicas, 0, "a Deployment cannot have fewer")
-    check.at_least(owner, "shm_gib", props.shm_gib, 0.0625, "NCCL and the tokenizer pool need /dev/shm")
     for name, port in props.ports.items():
-        check.port_name(owner, f"ports[{name!r}]", name)
-        if name == "http" or port == PORT or not 1 <= port <= 65535:
+        if name == "http" or port == PORT:
             raise check.PropError(f"{owner}: ports[{name!r}] {port} — a port 1–65535 other than http/{PORT}")
-    reserved = sorted(k for k in props.labels if k.startswith("app.kubernetes.io/"))
-    if reserved:
-        raise check.PropError(f"{owner}: labels {reserved} — app.kubernetes.io/* labels select the pods; use others")
-    if props.autoscaling is not None:
-        scaling = props.autoscaling
-        check.one_of(owner, "autoscaling.kind", scaling.kind, ("keda", "hpa"))
-        check.at_least(owner, "autoscaling.max_replicas", scaling.max_replicas, max(1, scaling.min_replicas), "≥ min")
-
-
-def _quantities(values: Mapping[str, str]) -> dict[str, k8s.Quantity]:
-    return {key: k8s.Quantity.from_string(value) for key, value in values.items()}
+    pod_validate(
+        owner,
+        ServingPodProps(
+            name=props.name,
+            namespace=props.namespace,
+            component="vllm",
+            image=props.image,
+            command=["vllm", "serve"],
+            args=[],
+            container_name="vllm",
+            port=PORT,
+            home=HOME,
+            user=SERVING_USER,
+            queue_metric=VLLM_QUEUE,
+            service_account=props.service_account,
+            requests=props.requests,
+            limits=props.limits,
+            node_selector=props.node_selector,
+            tolerations=props.tolerations,
+            startup_seconds=props.startup_seconds,
+            replicas=props.replicas,
+            shm_gib=props.shm_gib,
+            autoscaling=props.autoscaling,
+            labels=props.labels,
+            ports=props.ports,
+        ),
+    )
 
 
 class VllmServer(Construct):
@@ -291,197 +289,56 @@ class VllmServer(Construct):
                 f"{props.engine.shutdown_timeout + PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS} or shorten the timeout"
             )
         self.props = props
-        labels = {
-            "app.kubernetes.io/name": props.name,
-            "app.kubernetes.io/component": "vllm",
-            "app.kubernetes.io/part-of": "inferstack",
-        }
-        self.labels = labels
-        pod_labels = {**props.labels, **labels}
         env = [
-            k8s.EnvVar(name="HOME", value=HOME),
-            k8s.EnvVar(name="USER", value=SERVING_USER),
-            k8s.EnvVar(name="LOGNAME", value=SERVING_USER),
             *(k8s.EnvVar(name=k, value=v) for k, v in CACHE_ENV.items()),
             k8s.EnvVar(name="VLLM_NO_USAGE_STATS", value="1"),
             k8s.EnvVar(name="DO_NOT_TRACK", value="1"),
             *props.model.env,
             *(k8s.EnvVar(name=k, value=v) for k, v in sorted(props.env.items())),
         ]
-        health = k8s.HttpGetAction(path="/health", port=k8s.IntOrString.from_number(PORT))
-        container = k8s.Container(
-            name="vllm",
-            image=props.image,
-            command=["vllm", "serve"],
-            args=[
-                props.model.model,
-                "--served-model-name",
-                props.served_model_name,
-                *props.model.args,
-                *props.engine.render(),
-            ],
-            ports=[
-                k8s.ContainerPort(name="http", container_port=PORT),
-                *(k8s.ContainerPort(name=name, container_port=port) for name, port in sorted(props.ports.items())),
-            ],
-            env=env,
-            resources=k8s.ResourceRequirements(requests=_quantities(props.requests), limits=_quantities(props.limits)),
-            startup_probe=k8s.Probe(
-                http_get=health,
-                period_seconds=PROBE_PERIOD_SECONDS,
-                timeout_seconds=5,
-                failure_threshold=max(1, props.startup_seconds // PROBE_PERIOD_SECONDS),
-            ),
-            readiness_probe=k8s.Probe(http_get=health, period_seconds=10, timeout_seconds=5, failure_threshold=3),
-            liveness_probe=k8s.Probe(http_get=health, period_seconds=15, timeout_seconds=5, failure_threshold=4),
-            lifecycle=k8s.Lifecycle(pre_stop=k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=PRE_STOP_SECONDS))),
-            security_context=k8s.SecurityContext(
-                run_as_non_root=True,
-                run_as_user=SERVING_UID,
-                run_as_group=SERVING_UID,
-                allow_privilege_escalation=False,
-                capabilities=k8s.Capabilities(drop=["ALL"]),
-            ),
-            volume_mounts=[
-                k8s.VolumeMount(name="shm", mount_path="/dev/shm"),  # noqa: S108 - memory-backed emptyDir
-                k8s.VolumeMount(name="home", mount_path=HOME),
-                k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - a pod-local emptyDir
-                *props.model.mounts,
-                *props.extra_mounts,
-            ],
-        )
-        volumes = [
-            k8s.Volume(
-                name="shm",
-                empty_dir=k8s.EmptyDirVolumeSource(
-                    medium="Memory", size_limit=k8s.Quantity.from_string(f"{props.shm_gib:g}Gi")
-                ),
-            ),
-            k8s.Volume(name="home", empty_dir=k8s.EmptyDirVolumeSource()),
-            k8s.Volume(name="tmp", empty_dir=k8s.EmptyDirVolumeSource()),
-            *props.model.volumes,
-            *props.extra_volumes,
-        ]
-        replicas = props.autoscaling.min_replicas if props.autoscaling else props.replicas
-        self.deployment = k8s.KubeDeployment(
+        self.workload = ServingWorkload(
             self,
-            "deployment",
-            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=pod_labels),
-            spec=k8s.DeploymentSpec(
-                replicas=replicas,
-                selector=k8s.LabelSelector(match_labels=labels),
-                strategy=k8s.DeploymentStrategy(
-                    type="RollingUpdate",
-                    rolling_update=k8s.RollingUpdateDeployment(
-                        max_surge=k8s.IntOrString.from_number(1), max_unavailable=k8s.IntOrString.from_number(0)
-                    ),
-                ),
-                template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels=pod_labels, annotations=dict(props.annotations) or None),
-                    spec=k8s.PodSpec(
-                        service_account_name=props.service_account,
-                        automount_service_account_token=False,
-                        priority_class_name=props.priority_class,
-                        scheduler_name=props.scheduler_name,
-                        node_selector=dict(props.node_selector),
-                        tolerations=tolerations(props.tolerations) or [],
-                        termination_grace_period_seconds=props.termination_grace_seconds,
-                        security_context=k8s.PodSecurityContext(
-                            fs_group=SERVING_UID, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
-                        ),
-                        init_containers=list(props.init_containers) or None,
-                        containers=[container],
-                        volumes=volumes,
-                    ),
-                ),
-            ),
-        )
-        self.service = k8s.KubeService(
-            self,
-            "service",
-            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=labels),
-            spec=k8s.ServiceSpec(
-                selector=labels,
-                ports=[k8s.ServicePort(name="http", port=PORT, target_port=k8s.IntOrString.from_string("http"))],
-            ),
-        )
-        k8s.KubePodDisruptionBudget(
-            self,
-            "pdb",
-            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=labels),
-            spec=k8s.PodDisruptionBudgetSpec(
-                selector=k8s.LabelSelector(match_labels=labels), max_unavailable=k8s.IntOrString.from_number(1)
-            ),
-        )
-        if props.monitoring:
-            CustomResource(
-                self,
-                "pod-monitor",
-                manifest={
-                    "apiVersion": "monitoring.coreos.com/v1",
-                    "kind": "PodMonitor",
-                    "metadata": {"name": props.name, "namespace": props.namespace, "labels": labels},
-                    "spec": {
-                        "selector": {"matchLabels": labels},
-                        "podMetricsEndpoints": [{"port": "http", "path": "/metrics", "interval": "15s"}],
-                    },
-                },
-            )
-        if props.autoscaling is not None:
-            self._autoscaling(props, labels)
-
-    def _autoscaling(self, props: VllmServerProps, labels: dict[str, str]) -> None:
-        scaling = props.autoscaling
-        assert scaling is not None
-        if scaling.kind == "keda":
-            query = (
-                f'sum(vllm:num_requests_waiting{{namespace="{props.namespace}",'
-                f'pod=~"{props.name}-[a-z0-9]+-[a-z0-9]+"}})'
-            )
-            manifest: dict[str, Any] = {
-                "apiVersion": "keda.sh/v1alpha1",
-                "kind": "ScaledObject",
-                "metadata": {"name": props.name, "namespace": props.namespace, "labels": labels},
-                "spec": {
-                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": props.name},
-                    "minReplicaCount": scaling.min_replicas,
-                    "maxReplicaCount": scaling.max_replicas,
-                    "cooldownPeriod": 600,
-                    "triggers": [
-                        {
-                            "type": "prometheus",
-                            "metadata": {
-                                "serverAddress": scaling.prometheus_url,
-                                "query": query,
-                                "threshold": str(scaling.target_waiting_requests),
-                            },
-                        }
-                    ],
-                },
-            }
-            CustomResource(self, "scaled-object", manifest=manifest)
-            return
-        k8s.KubeHorizontalPodAutoscalerV2(
-            self,
-            "hpa",
-            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=labels),
-            spec=k8s.HorizontalPodAutoscalerSpecV2(
-                scale_target_ref=k8s.CrossVersionObjectReferenceV2(
-                    api_version="apps/v1", kind="Deployment", name=props.name
-                ),
-                min_replicas=scaling.min_replicas,
-                max_replicas=scaling.max_replicas,
-                metrics=[
-                    k8s.MetricSpecV2(
-                        type="Pods",
-                        pods=k8s.PodsMetricSourceV2(
-                            metric=k8s.MetricIdentifierV2(name="vllm_num_requests_waiting"),
-                            target=k8s.MetricTargetV2(
-                                type="AverageValue",
-                                average_value=k8s.Quantity.from_number(scaling.target_waiting_requests),
-                            ),
-                        ),
-                    )
+            "pod",
+            ServingPodProps(
+                name=props.name,
+                namespace=props.namespace,
+                component="vllm",
+                image=props.image,
+                command=["vllm", "serve"],
+                args=[
+                    props.model.model,
+                    "--served-model-name",
+                    props.served_model_name,
+                    *props.model.args,
+                    *props.engine.render(),
                 ],
+                container_name="vllm",
+                port=PORT,
+                home=HOME,
+                user=SERVING_USER,
+                env=env,
+                queue_metric=VLLM_QUEUE,
+                service_account=props.service_account,
+                requests=props.requests,
+                limits=props.limits,
+                node_selector=props.node_selector,
+                tolerations=props.tolerations,
+                startup_seconds=props.startup_seconds,
+                replicas=props.replicas,
+                shm_gib=props.shm_gib,
+                init_containers=props.init_containers,
+                volumes=[*props.model.volumes, *props.extra_volumes],
+                mounts=[*props.model.mounts, *props.extra_mounts],
+                autoscaling=props.autoscaling,
+                monitoring=props.monitoring,
+                termination_grace_seconds=props.termination_grace_seconds,
+                priority_class=props.priority_class,
+                scheduler_name=props.scheduler_name,
+                labels=props.labels,
+                annotations=props.annotations,
+                ports=props.ports,
             ),
         )
+        self.labels = self.workload.labels
+        self.deployment = self.workload.deployment
+        self.service = self.workload.service

@@ -1,0 +1,324 @@
+"""The shared serving pod: what every serving engine (vLLM today; SGLang, TGI, Triton… next) runs as, so each engine
+only says what is its own (image, command line, engine environment, metric names).
+
+:class:`ServingWorkload` renders a Deployment (hardened, non-root with a writable HOME, memory-backed ``/dev/shm``,
+a startup probe sized to the model load, readiness/liveness, a preStop pause, accelerator and EFA requests = limits,
+tolerations, priority and scheduler), its Service, PodDisruptionBudget, PodMonitor and a KEDA ScaledObject or HPA
+parameterised by the engine's queue metric. Rendered with the L1 API (cdk8s-plus can express neither
+``nvidia.com/gpu`` nor ``aws.amazon.com/neuron`` nor ``vpc.amazonaws.com/efa``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cdk8s_plus_36 import k8s
+from constructs import Construct
+
+from inferstack.catalog.kubernetes import PROMETHEUS_URL
+from inferstack.constructs import validation as check
+from inferstack.constructs.custom_resource import CustomResource
+from inferstack.constructs.scheduling import TolerationSpec, tolerations
+
+PROBE_PERIOD_SECONDS = 10
+#: preStop pause: endpoints controllers and kube-proxy stop routing to the pod before the engine drains, seconds.
+PRE_STOP_SECONDS = 15
+#: The serving user (engine images are commonly built to run as root, with no passwd entry for other UIDs: the pod
+#: gives the process a writable HOME and USER/LOGNAME, which ``getpass.getuser()`` reads before the passwd database).
+SERVING_UID = 1000
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueMetric:
+    """The engine's queue-depth metric, as Prometheus and the custom-metrics API name it."""
+
+    prometheus: str
+    """e.g. ``vllm:num_requests_waiting`` (KEDA's Prometheus query)."""
+    pods: str
+    """e.g. ``vllm_num_requests_waiting`` (the HPA's pods metric, as an adapter exposes it)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Autoscaling:
+    """Scale replicas on the engine's queue depth."""
+
+    kind: str = "keda"
+    """``keda`` (ScaledObject, Prometheus trigger) or ``hpa`` (autoscaling/v2, pods metric via an adapter)."""
+    min_replicas: int = 1
+    max_replicas: int = 4
+    target_waiting_requests: int = 5
+    prometheus_url: str = PROMETHEUS_URL
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingPodProps:
+    """One serving engine's pods and what fronts them. Resources as Kubernetes quantities (accelerators included)."""
+
+    name: str
+    namespace: str
+    component: str
+    """``app.kubernetes.io/component`` (the engine, e.g. ``vllm``)."""
+    image: str
+    command: Sequence[str]
+    args: Sequence[str]
+    container_name: str
+    port: int
+    """The engine's HTTP port (named ``http``; probes, Service and metrics use it)."""
+    home: str
+    """The writable HOME of the serving user (an emptyDir)."""
+    user: str
+    """USER / LOGNAME of the serving process."""
+    env: Sequence[k8s.EnvVar] = ()
+    """The engine's environment (after HOME, USER and LOGNAME)."""
+    health_path: str = "/health"
+    metrics_path: str = "/metrics"
+    queue_metric: QueueMetric | None = None
+    """Required with ``autoscaling``."""
+    service_account: str
+    requests: Mapping[str, str]
+    limits: Mapping[str, str]
+    node_selector: Mapping[str, str]
+    tolerations: Sequence[TolerationSpec]
+    startup_seconds: int
+    replicas: int = 1
+    shm_gib: float = 8
+    init_containers: Sequence[k8s.Container] = ()
+    volumes: Sequence[k8s.Volume] = ()
+    mounts: Sequence[k8s.VolumeMount] = ()
+    autoscaling: Autoscaling | None = None
+    monitoring: bool = True
+    termination_grace_seconds: int = 120
+    priority_class: str | None = None
+    scheduler_name: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    ports: Mapping[str, int] = field(default_factory=dict)
+    """Extra container ports, name → port."""
+
+
+def _quantities(values: Mapping[str, str]) -> dict[str, k8s.Quantity]:
+    return {key: k8s.Quantity.from_string(value) for key, value in values.items()}
+
+
+def validate(owner: str, props: ServingPodProps) -> None:
+    """Every prop a Kubernetes object would reject, refused at construction with the prop named."""
+    check.dns_label(owner, "name", props.name)
+    check.dns_label(owner, "namespace", props.namespace)
+    check.dns_label(owner, "service_account", props.service_account)
+    check.pinned_image(owner, "image", props.image)
+    check.quantities(owner, "requests", props.requests)
+    check.quantities(owner, "limits", props.limits)
+    check.extended_resources_equal(owner, props.requests, props.limits)
+    check.at_least(owner, "startup_seconds", props.startup_seconds, PROBE_PERIOD_SECONDS, "one startup probe period")
+    check.at_least(owner, "replicas", props.replicas, 0, "a Deployment cannot have fewer")
+    check.at_least(owner, "shm_gib", props.shm_gib, 0.0625, "NCCL and the tokenizer pool need /dev/shm")
+    for name, port in props.ports.items():
+        check.port_name(owner, f"ports[{name!r}]", name)
+        if name == "http" or port == props.port or not 1 <= port <= 65535:
+            raise check.PropError(f"{owner}: ports[{name!r}] {port} — a port 1–65535 other than http/{props.port}")
+    reserved = sorted(k for k in props.labels if k.startswith("app.kubernetes.io/"))
+    if reserved:
+        raise check.PropError(f"{owner}: labels {reserved} — app.kubernetes.io/* labels select the pods; use others")
+    if props.autoscaling is not None:
+        scaling = props.autoscaling
+        check.one_of(owner, "autoscaling.kind", scaling.kind, ("keda", "hpa"))
+        check.at_least(owner, "autoscaling.max_replicas", scaling.max_replicas, max(1, scaling.min_replicas), "≥ min")
+        if props.queue_metric is None:
+            raise check.PropError(f"{owner}: autoscaling needs the engine's queue_metric")
+
+
+class ServingWorkload(Construct):
+    """Deployment + Service + PodDisruptionBudget (+ PodMonitor, ScaledObject/HPA) of one serving engine.
+
+    Defaults that matter in production: accelerator requests equal limits; a memory-backed ``/dev/shm``; a startup
+    probe sized to the model load, then readiness and liveness on the health path; a preStop pause so the Service
+    stops routing before the engine drains; non-root with a writable HOME and /tmp, no privilege escalation, no
+    capabilities, RuntimeDefault seccomp; the service-account token is not mounted; surge 1, never unavailable.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: ServingPodProps) -> None:
+        super().__init__(scope, construct_id)
+        validate(f"ServingWorkload {props.name!r}", props)
+        self.props = props
+        labels = {
+            "app.kubernetes.io/name": props.name,
+            "app.kubernetes.io/component": props.component,
+            "app.kubernetes.io/part-of": "inferstack",
+        }
+        self.labels = labels
+        pod_labels = {**props.labels, **labels}
+        env = [
+            k8s.EnvVar(name="HOME", value=props.home),
+            k8s.EnvVar(name="USER", value=props.user),
+            k8s.EnvVar(name="LOGNAME", value=props.user),
+            *props.env,
+        ]
+        health = k8s.HttpGetAction(path=props.health_path, port=k8s.IntOrString.from_number(props.port))
+        container = k8s.Container(
+            name=props.container_name,
+            image=props.image,
+            command=list(props.command),
+            args=list(props.args),
+            ports=[
+                k8s.ContainerPort(name="http", container_port=props.port),
+                *(k8s.ContainerPort(name=name, container_port=port) for name, port in sorted(props.ports.items())),
+            ],
+            env=env,
+            resources=k8s.ResourceRequirements(requests=_quantities(props.requests), limits=_quantities(props.limits)),
+            startup_probe=k8s.Probe(
+                http_get=health,
+                period_seconds=PROBE_PERIOD_SECONDS,
+                timeout_seconds=5,
+                failure_threshold=max(1, props.startup_seconds // PROBE_PERIOD_SECONDS),
+            ),
+            readiness_probe=k8s.Probe(http_get=health, period_seconds=10, timeout_seconds=5, failure_threshold=3),
+            liveness_probe=k8s.Probe(http_get=health, period_seconds=15, timeout_seconds=5, failure_threshold=4),
+            lifecycle=k8s.Lifecycle(pre_stop=k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=PRE_STOP_SECONDS))),
+            security_context=k8s.SecurityContext(
+                run_as_non_root=True,
+                run_as_user=SERVING_UID,
+                run_as_group=SERVING_UID,
+                allow_privilege_escalation=False,
+                capabilities=k8s.Capabilities(drop=["ALL"]),
+            ),
+            volume_mounts=[
+                k8s.VolumeMount(name="shm", mount_path="/dev/shm"),  # noqa: S108 - memory-backed emptyDir
+                k8s.VolumeMount(name="home", mount_path=props.home),
+                k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - a pod-local emptyDir
+                *props.mounts,
+            ],
+        )
+        volumes = [
+            k8s.Volume(
+                name="shm",
+                empty_dir=k8s.EmptyDirVolumeSource(
+                    medium="Memory", size_limit=k8s.Quantity.from_string(f"{props.shm_gib:g}Gi")
+                ),
+            ),
+            k8s.Volume(name="home", empty_dir=k8s.EmptyDirVolumeSource()),
+            k8s.Volume(name="tmp", empty_dir=k8s.EmptyDirVolumeSource()),
+            *props.volumes,
+        ]
+        replicas = props.autoscaling.min_replicas if props.autoscaling else props.replicas
+        self.deployment = k8s.KubeDeployment(
+            self,
+            "deployment",
+            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=pod_labels),
+            spec=k8s.DeploymentSpec(
+                replicas=replicas,
+                selector=k8s.LabelSelector(match_labels=labels),
+                strategy=k8s.DeploymentStrategy(
+                    type="RollingUpdate",
+                    rolling_update=k8s.RollingUpdateDeployment(
+                        max_surge=k8s.IntOrString.from_number(1), max_unavailable=k8s.IntOrString.from_number(0)
+                    ),
+                ),
+                template=k8s.PodTemplateSpec(
+                    metadata=k8s.ObjectMeta(labels=pod_labels, annotations=dict(props.annotations) or None),
+                    spec=k8s.PodSpec(
+                        service_account_name=props.service_account,
+                        automount_service_account_token=False,
+                        priority_class_name=props.priority_class,
+                        scheduler_name=props.scheduler_name,
+                        node_selector=dict(props.node_selector),
+                        tolerations=tolerations(props.tolerations) or [],
+                        termination_grace_period_seconds=props.termination_grace_seconds,
+                        security_context=k8s.PodSecurityContext(
+                            fs_group=SERVING_UID, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
+                        ),
+                        init_containers=list(props.init_containers) or None,
+                        containers=[container],
+                        volumes=volumes,
+                    ),
+                ),
+            ),
+        )
+        self.service = k8s.KubeService(
+            self,
+            "service",
+            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=labels),
+            spec=k8s.ServiceSpec(
+                selector=labels,
+                ports=[k8s.ServicePort(name="http", port=props.port, target_port=k8s.IntOrString.from_string("http"))],
+            ),
+        )
+        k8s.KubePodDisruptionBudget(
+            self,
+            "pdb",
+            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=labels),
+            spec=k8s.PodDisruptionBudgetSpec(
+                selector=k8s.LabelSelector(match_labels=labels), max_unavailable=k8s.IntOrString.from_number(1)
+            ),
+        )
+        if props.monitoring:
+            CustomResource(
+                self,
+                "pod-monitor",
+                manifest={
+                    "apiVersion": "monitoring.coreos.com/v1",
+                    "kind": "PodMonitor",
+                    "metadata": {"name": props.name, "namespace": props.namespace, "labels": labels},
+                    "spec": {
+                        "selector": {"matchLabels": labels},
+                        "podMetricsEndpoints": [{"port": "http", "path": props.metrics_path, "interval": "15s"}],
+                    },
+                },
+            )
+        if props.autoscaling is not None:
+            assert props.queue_metric is not None  # validate() says so
+            self._autoscaling(props, props.autoscaling, props.queue_metric, labels)
+
+    def _autoscaling(
+        self, props: ServingPodProps, scaling: Autoscaling, metric: QueueMetric, labels: dict[str, str]
+    ) -> None:
+        if scaling.kind == "keda":
+            query = f'sum({metric.prometheus}{{namespace="{props.namespace}",pod=~"{props.name}-[a-z0-9]+-[a-z0-9]+"}})'
+            manifest: dict[str, Any] = {
+                "apiVersion": "keda.sh/v1alpha1",
+                "kind": "ScaledObject",
+                "metadata": {"name": props.name, "namespace": props.namespace, "labels": labels},
+                "spec": {
+                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": props.name},
+                    "minReplicaCount": scaling.min_replicas,
+                    "maxReplicaCount": scaling.max_replicas,
+                    "cooldownPeriod": 600,
+                    "triggers": [
+                        {
+                            "type": "prometheus",
+                            "metadata": {
+                                "serverAddress": scaling.prometheus_url,
+                                "query": query,
+                                "threshold": str(scaling.target_waiting_requests),
+                            },
+                        }
+                    ],
+                },
+            }
+            CustomResource(self, "scaled-object", manifest=manifest)
+            return
+        k8s.KubeHorizontalPodAutoscalerV2(
+            self,
+            "hpa",
+            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=labels),
+            spec=k8s.HorizontalPodAutoscalerSpecV2(
+                scale_target_ref=k8s.CrossVersionObjectReferenceV2(
+                    api_version="apps/v1", kind="Deployment", name=props.name
+                ),
+                min_replicas=scaling.min_replicas,
+                max_replicas=scaling.max_replicas,
+                metrics=[
+                    k8s.MetricSpecV2(
+                        type="Pods",
+                        pods=k8s.PodsMetricSourceV2(
+                            metric=k8s.MetricIdentifierV2(name=metric.pods),
+                            target=k8s.MetricTargetV2(
+                                type="AverageValue",
+                                average_value=k8s.Quantity.from_number(scaling.target_waiting_requests),
+                            ),
+                        ),
+                    )
+                ],
+            ),
+        )

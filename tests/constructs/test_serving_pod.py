@@ -1,0 +1,80 @@
+"""The shared serving pod: an engine other than vLLM renders through it with only its own parts (image, command,
+port, health path, queue metric) and gets every production default and gate for free."""
+
+from __future__ import annotations
+
+import cdk8s
+import pytest
+
+from inferstack.constructs.checks.pod_security import Level, check_manifests
+from inferstack.constructs.checks.references import External, check_references
+from inferstack.constructs.pod import Autoscaling, QueueMetric, ServingPodProps, ServingWorkload
+from inferstack.constructs.pod import validate as pod_validate
+from inferstack.constructs.validation import PropError
+
+TOY = ServingPodProps(
+    name="toy",
+    namespace="team",
+    component="toy-engine",
+    image="example.com/toy-engine:1.2.3",
+    command=["toy", "serve"],
+    args=["--model", "/models/toy"],
+    container_name="engine",
+    port=30000,
+    home="/home/toy",
+    user="toy",
+    health_path="/healthz",
+    queue_metric=QueueMetric(prometheus="toy:queue_size", pods="toy_queue_size"),
+    service_account="toy",
+    requests={"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"},
+    limits={"memory": "16Gi", "nvidia.com/gpu": "1"},
+    node_selector={"inferstack.io/pool": "gpu"},
+    tolerations=["nvidia.com/gpu", ("dedicated", "NoExecute")],
+    startup_seconds=300,
+    autoscaling=Autoscaling(min_replicas=1, max_replicas=3),
+)
+
+
+@pytest.fixture(scope="module")
+def objects() -> list[dict]:
+    chart = cdk8s.Chart(cdk8s.App(), "toy")
+    ServingWorkload(chart, "toy", TOY)
+    return chart.to_json()
+
+
+def test_the_engine_keeps_only_its_own_parts(objects):
+    deployment = next(o for o in objects if o["kind"] == "Deployment")
+    spec = deployment["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    assert container["command"] == ["toy", "serve"] and container["ports"][0] == {
+        "name": "http",
+        "containerPort": 30000,
+    }
+    assert container["startupProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["startupProbe"]["failureThreshold"] == 30
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env == {"HOME": "/home/toy", "USER": "toy", "LOGNAME": "toy"}
+    assert {"effect": "NoExecute", "key": "dedicated", "operator": "Exists"} in spec["tolerations"]
+    assert deployment["metadata"]["labels"]["app.kubernetes.io/component"] == "toy-engine"
+
+
+def test_autoscaling_uses_the_engines_queue_metric(objects):
+    scaled = next(o for o in objects if o["kind"] == "ScaledObject")
+    assert scaled["spec"]["triggers"][0]["metadata"]["query"].startswith('sum(toy:queue_size{namespace="team"')
+
+
+def test_production_defaults_and_gates_come_for_free(objects):
+    kinds = sorted(o["kind"] for o in objects)
+    assert kinds == ["Deployment", "PodDisruptionBudget", "PodMonitor", "ScaledObject", "Service"]
+    external = External(namespaces=External().namespaces | {"team"}, service_accounts=frozenset({("team", "toy")}))
+    assert [str(f) for f in check_references(objects, external)] == []
+    assert [str(f) for f in check_manifests(objects, {"team": Level.RESTRICTED})] == []
+
+
+def test_autoscaling_without_a_queue_metric_is_refused():
+    import dataclasses
+
+    with pytest.raises(PropError, match="queue_metric"):
+        pod_validate("Toy", dataclasses.replace(TOY, queue_metric=None))
+    with pytest.raises(PropError, match="ServingWorkload 'toy': image"):
+        ServingWorkload(cdk8s.Chart(cdk8s.App(), "c"), "t", dataclasses.replace(TOY, image="toy:latest"))
