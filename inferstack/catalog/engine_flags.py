@@ -181,6 +181,26 @@ class EngineFlags:
         """The flags in ``args`` this release does not accept, in order (empty: all known)."""
         return [UnknownFlag(t.written, t.index, t.near) for t in self._walk(args) if t.spec is None]
 
+    def bad_choices(self, args: Sequence[str]) -> list[tuple[int, str, str, tuple[str, ...]]]:
+        """``(index, flag, value, valid values)`` of every value outside its flag's ``choices`` (``--flag=v`` or
+        ``--flag v``; flags without choices, booleans and JSON sub-keys are not judged)."""
+        bad = []
+        for index, arg in enumerate(args):
+            if not arg.startswith("-"):
+                continue
+            name, eq, inline = arg.partition("=")
+            spec = self.spec(name)
+            if spec is None or not spec.choices or spec.nargs not in (None, "?") or "." in name.lstrip("-"):
+                continue
+            if eq:
+                value: str | None = inline
+            else:
+                value = args[index + 1] if index + 1 < len(args) and not self._is_option(args[index + 1]) else None
+            valid = tuple(str(choice) for choice in spec.choices)
+            if value is not None and value not in valid:
+                bad.append((index, name, value, valid))
+        return bad
+
     def known_flags(self, args: Sequence[str]) -> list[tuple[int, str, str]]:
         """``(index, as written, primary spelling)`` of every accepted flag in ``args``, in order."""
         return [(t.index, t.written, t.spec.name) for t in self._walk(args) if t.spec is not None]

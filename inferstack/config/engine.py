@@ -60,6 +60,18 @@ def check_extra_args(args: tuple[str, ...] | list[str], version: str, prefix: st
             )
     unknown = flags.parse(args)
     if not unknown:
+        for index, flag, value, valid in flags.bad_choices(args):
+            raise PydanticCustomError(
+                "flag_choice",
+                "{value} is not a value of {flag} in vLLM {version} — valid: {valid}",
+                {
+                    "value": value,
+                    "flag": flag,
+                    "version": version,
+                    "valid": ", ".join(valid),
+                    "field": f"{prefix}extra_args[{index}]",
+                },
+            )
         return
 
     def describe(item: UnknownFlag) -> str:

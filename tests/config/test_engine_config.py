@@ -136,3 +136,22 @@ def test_mistral_format_flags_are_managed_for_mistral_checkpoints():
 def test_operator_namespaces_are_not_workload_namespaces():
     (line,) = problems({"namespace": "monitoring"})
     assert line.startswith("workloads[0].namespace: 'monitoring'") and "operator" in line
+
+
+def test_a_flag_value_outside_its_choices_names_the_valid_ones():
+    (line,) = problems({"engine": {"extra_args": ["--chat-template-content-format", "markdown"]}})
+    assert line.startswith("workloads[0].engine.extra_args[0]:")
+    assert "markdown is not a value of --chat-template-content-format" in line and "valid: auto, openai, string" in line
+    assert problems_or_none({"engine": {"extra_args": ["--chat-template-content-format=openai"]}}) is None
+    (numeric,) = problems({"engine": {"extra_args": ["--max-lora-rank=12"]}})
+    assert "12 is not a value of --max-lora-rank" in numeric
+
+
+def problems_or_none(workload: dict) -> list[str] | None:
+    """The config problems, or None when the workload config is valid."""
+    base = {"name": "w", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}}
+    try:
+        parse_config({"compute": POOLS, "workloads": [{**base, **workload}]})
+    except ConfigError as error:
+        return [str(p) for p in error.problems]
+    return None
