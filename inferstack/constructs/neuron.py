@@ -93,20 +93,6 @@ def fetch_init_container(*, bucket: str, model_prefix: str, artifacts: str, regi
     )
 
 
-def neuron_runtime_env() -> dict[str, str]:
-    """Environment of a Neuron engine process run as the serving user (the DLC is built for root): HOME,
-    USER/LOGNAME (``getpass.getuser()`` in torch), the caches, the compiled-artifacts directory and the Neuron
-    compiler's cache on the writable home volume."""
-    return {
-        "HOME": HOME,
-        "USER": SERVING_USER,
-        "LOGNAME": SERVING_USER,
-        **CACHE_ENV,
-        "NEURON_COMPILED_ARTIFACTS": COMPILED_DIR,
-        "NEURON_COMPILE_CACHE_URL": f"{HOME}/.cache/neuron-compile-cache",
-    }
-
-
 @dataclass(frozen=True, kw_only=True)
 class NeuronCompileJobProps:
     name: str
@@ -144,7 +130,13 @@ class NeuronCompileJob(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: NeuronCompileJobProps) -> None:
         super().__init__(scope, construct_id)
         values = {
-            **neuron_runtime_env(),
+            # The DLC is built for root: the serving user gets HOME, USER/LOGNAME (getpass.getuser() in torch) and
+            # every cache on the writable home volume, like the server.
+            "HOME": HOME,
+            "USER": SERVING_USER,
+            "LOGNAME": SERVING_USER,
+            **CACHE_ENV,
+            "NEURON_COMPILED_ARTIFACTS": COMPILED_DIR,
             "BUCKET": props.bucket,
             "MODEL_PREFIX": props.model_prefix,
             "ARTIFACTS_PREFIX": props.artifacts_prefix,

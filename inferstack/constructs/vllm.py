@@ -28,7 +28,6 @@ from inferstack.constructs.pod import (
     ServingPodProps,
     ServingWorkload,
 )
-from inferstack.constructs.pod import validate as pod_validate
 from inferstack.constructs.scheduling import TolerationSpec
 
 PORT = 8000
@@ -217,41 +216,6 @@ class VllmServerProps:
     images are taken to be current)."""
 
 
-def _validate(props: VllmServerProps) -> None:
-    """The shared pod's checks, named after this construct."""
-    owner = f"VllmServer {props.name!r}"
-    for name, port in props.ports.items():
-        if name == "http" or port == PORT:
-            raise check.PropError(f"{owner}: ports[{name!r}] {port} — a port 1–65535 other than http/{PORT}")
-    pod_validate(
-        owner,
-        ServingPodProps(
-            name=props.name,
-            namespace=props.namespace,
-            component="vllm",
-            image=props.image,
-            command=["vllm", "serve"],
-            args=[],
-            container_name="vllm",
-            port=PORT,
-            home=HOME,
-            user=SERVING_USER,
-            queue_metric=VLLM_QUEUE,
-            service_account=props.service_account,
-            requests=props.requests,
-            limits=props.limits,
-            node_selector=props.node_selector,
-            tolerations=props.tolerations,
-            startup_seconds=props.startup_seconds,
-            replicas=props.replicas,
-            shm_gib=props.shm_gib,
-            autoscaling=props.autoscaling,
-            labels=props.labels,
-            ports=props.ports,
-        ),
-    )
-
-
 class VllmServer(Construct):
     """Deployment + Service + PodDisruptionBudget (+ PodMonitor, ScaledObject/HPA) for one vLLM server.
 
@@ -263,27 +227,27 @@ class VllmServer(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: VllmServerProps) -> None:
         super().__init__(scope, construct_id)
-        _validate(props)
+        owner = f"VllmServer {props.name!r}"
         drain = props.termination_grace_seconds - PRE_STOP_SECONDS - EXIT_MARGIN_SECONDS
         graceful = (
             supports_shutdown_timeout(props.image) if props.graceful_shutdown is None else props.graceful_shutdown
         )
         if not graceful:
             if props.engine.shutdown_timeout is not None:
-                raise ValueError(
-                    f"VllmServer {props.name}: engine.shutdown_timeout is set but graceful_shutdown is False (the "
-                    "engine has no --shutdown-timeout) — remove one of them"
+                raise check.PropError(
+                    f"{owner}: engine.shutdown_timeout is set but graceful_shutdown is False (the engine has no "
+                    "--shutdown-timeout) — remove one of them"
                 )
         elif props.engine.shutdown_timeout is None:
             if drain < 1:
-                raise ValueError(
-                    f"VllmServer {props.name}: termination_grace_seconds {props.termination_grace_seconds} leaves no "
-                    f"time to drain — use at least {PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS + 1}"
+                raise check.PropError(
+                    f"{owner}: termination_grace_seconds {props.termination_grace_seconds} leaves no time to drain — "
+                    f"use at least {PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS + 1}"
                 )
             props = dataclasses.replace(props, engine=dataclasses.replace(props.engine, shutdown_timeout=drain))
         elif props.engine.shutdown_timeout > drain:
-            raise ValueError(
-                f"VllmServer {props.name}: engine.shutdown_timeout {props.engine.shutdown_timeout}s + preStop "
+            raise check.PropError(
+                f"{owner}: engine.shutdown_timeout {props.engine.shutdown_timeout}s + preStop "
                 f"{PRE_STOP_SECONDS}s + {EXIT_MARGIN_SECONDS}s exit margin exceeds termination_grace_seconds "
                 f"{props.termination_grace_seconds} — raise the grace period to at least "
                 f"{props.engine.shutdown_timeout + PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS} or shorten the timeout"
@@ -338,6 +302,7 @@ class VllmServer(Construct):
                 annotations=props.annotations,
                 ports=props.ports,
             ),
+            owner=owner,
         )
         self.labels = self.workload.labels
         self.deployment = self.workload.deployment

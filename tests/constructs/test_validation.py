@@ -54,6 +54,8 @@ def test_good_props_build_and_memory_limit_may_exceed_the_request():
         ({"ports": {"zmq": 8000}}, "ports['zmq'] 8000"),
         ({"labels": {"app.kubernetes.io/name": "other"}}, "app.kubernetes.io/* labels select the pods"),
         ({"autoscaling": Autoscaling(kind="vpa")}, "autoscaling.kind 'vpa' — valid: hpa, keda"),
+        ({"termination_grace_seconds": 20}, "termination_grace_seconds 20 leaves no time to drain"),
+        ({"engine": EngineArgs(shutdown_timeout=200)}, "engine.shutdown_timeout 200s + preStop"),
     ],
 )
 def test_bad_props_name_the_prop_and_the_way_out(change, message):

@@ -138,9 +138,13 @@ class ServingWorkload(Construct):
     capabilities, RuntimeDefault seccomp; the service-account token is not mounted; surge 1, never unavailable.
     """
 
-    def __init__(self, scope: Construct, construct_id: str, props: ServingPodProps) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, props: ServingPodProps, *, owner: str | None = None
+    ) -> None:
+        """:param owner: how errors name the construct (an engine passes its own, e.g. ``VllmServer 'qwen'``).
+        Default ``ServingWorkload '<name>'``."""
         super().__init__(scope, construct_id)
-        validate(f"ServingWorkload {props.name!r}", props)
+        validate(owner or f"ServingWorkload {props.name!r}", props)
         self.props = props
         labels = {
             "app.kubernetes.io/name": props.name,
