@@ -70,6 +70,7 @@ def summarize(out_dir: Path) -> str:
 
 def plan_table(config: InferstackConfig) -> str:
     """Per workload: accelerator, parallelism, weights, KV budget and tokens, concurrency, verdict."""
+    from inferstack.config.workloads import VllmWorkloadConfig
     from inferstack.plan import resolve
     from inferstack.rules.serving import memory_per_rank_gib, ranks_per_node, sizing_for
 
@@ -80,10 +81,13 @@ def plan_table(config: InferstackConfig) -> str:
     lines = [header, "-" * len(header)]
     for resolved in resolve(config).workloads:
         workload, pool = resolved.config, resolved.pool
-        engine = workload.engine
-        parallel = engine.tensor_parallel_size * engine.pipeline_parallel_size
-        hosts = [t for t in pool.instances if ranks_per_node(t) >= parallel]
         name = f"{workload.namespace}/{workload.name}"
+        if not isinstance(workload, VllmWorkloadConfig):
+            lines.append(f"{name:<24} {pool.name:<12} kind {workload.kind}: no vLLM memory plan")
+            continue
+        engine = workload.engine
+        parallel = workload.ranks_per_pod
+        hosts = [t for t in pool.instances if ranks_per_node(t) >= parallel]
         if not hosts:
             lines.append(f"{name:<24} {pool.name:<12} {'-':<16} {'-':<12} {parallel:>6}  no instance holds {parallel}")
             continue
@@ -92,11 +96,12 @@ def plan_table(config: InferstackConfig) -> str:
         accel = f"{host.accelerator_model} {memory_per_rank_gib(host):.0f}G"
         verdict = "fits" if result.fits else "DOES NOT FIT"
         pod = resolved.server.pod
+        nodes = f" on {workload.nodes} nodes" if workload.nodes > 1 else ""
         lines.append(
             f"{name:<24} {pool.name:<12} {host.name:<16} {accel:<12} "
             f"{engine.tensor_parallel_size}×{engine.pipeline_parallel_size:<4} {result.weights_gib:>7.2f}G "
             f"{result.kv_budget_gib:>9.2f}G {result.kv_tokens:>11,} {engine.max_model_len:>8,} "
-            f"{result.concurrency:>7.1f}×  {verdict} (startup ≤ {pod.startup_seconds}s)"
+            f"{result.concurrency:>7.1f}×  {verdict}{nodes} (startup ≤ {pod.startup_seconds}s)"
         )
     return "\n".join(lines)
 

@@ -37,6 +37,10 @@ NEURON_HEALTHCHECK_NAMESPACE = "neuron-healthcheck-system"
 #: Namespace of the kube-prometheus-stack release inferstack installs, and the URL of its Prometheus service.
 PROMETHEUS_NAMESPACE = "monitoring"
 PROMETHEUS_URL = f"http://kube-prometheus-stack-prometheus.{PROMETHEUS_NAMESPACE}.svc:9090"
+#: Namespace of the LeaderWorkerSet controller (the chart's webhook service lives there; lws docs install into it).
+LWS_NAMESPACE = "lws-system"
 #: Namespaces inferstack's own Helm releases and operators live in: never a workload namespace (a workload there
 #: would relabel them for Pod Security and break the operator's privileged node agents).
-OPERATOR_NAMESPACES = frozenset({PROMETHEUS_NAMESPACE, "keda", "gpu-operator", NEURON_HEALTHCHECK_NAMESPACE})
+OPERATOR_NAMESPACES = frozenset(
+    {PROMETHEUS_NAMESPACE, "keda", "gpu-operator", NEURON_HEALTHCHECK_NAMESPACE, LWS_NAMESPACE}
+)

@@ -126,8 +126,11 @@ HELM_CHARTS: dict[str, HelmChartVersion] = {
     "lws": HelmChartVersion(
         chart="lws",
         repository="oci://registry.k8s.io/lws/charts/lws",
-        version="0.10.0",
-        source="kubernetes-sigs/lws · charts/lws/Chart.yaml · tag v0.10.0 (published as 0.10.0)",
+        # The OCI tag is the release tag, v-prefixed: hack/push-chart.sh at v0.10.0 packages with
+        # --version/--app-version <release tag> (Chart.yaml in git holds the placeholder 0.1.0).
+        version="v0.10.0",
+        source="kubernetes-sigs/lws · charts/lws/Chart.yaml + hack/push-chart.sh · tag v0.10.0 (2161f38f)",
+        reference_version="0.10.0",
     ),
     "kube-prometheus-stack": HelmChartVersion(
         chart="kube-prometheus-stack",
@@ -188,6 +191,9 @@ IMAGES: dict[str, str] = {
     # kube-prometheus-stack's CRD upgrade Job copies its CRDs with busybox (chart default tag "latest"; pinned).
     # docker.io/library/busybox:1.37.0 — release 1.37.0 (2024-09); the tag's digest could not be checked offline.
     "busybox": "docker.io/library/busybox:1.37.0",
+    # The LeaderWorkerSet controller, at the chart's release (values.yaml in git says tag "main", pullPolicy Always;
+    # hack/push-chart.sh sets the release tag when it packages — pinned here so nothing depends on that step).
+    "lws-controller": "registry.k8s.io/lws/lws:v0.10.0",
 }
 
 #: Python packages the model-sync Job installs (exact pins; hf_transfer speeds up large downloads).

@@ -1,5 +1,7 @@
-"""WorkloadChart: everything one served model needs in Kubernetes — service accounts, model volume, model-sync
-Job (and, with an engine, its server). NamespacesChart: the namespaces workloads live in."""
+"""WorkloadChart: what every workload kind needs in Kubernetes — service accounts, the model volume, the model-sync
+Job, the per-workload ``overrides`` — with the kind's own objects added by its subclass (:meth:`WorkloadChart.serve`;
+the vLLM kinds in :mod:`inferstack.charts.vllm` and :mod:`inferstack.charts.vllm_multinode`). NamespacesChart: the
+namespaces workloads live in."""
 
 from __future__ import annotations
 
@@ -10,26 +12,16 @@ import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.catalog.instances import AcceleratorKind
-from inferstack.catalog.kubernetes import NEURON_SCHEDULER, POOL_LABEL, SYSTEM_POOL
+from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
+from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
+from inferstack.charts.overrides import apply_overrides
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.config.workloads import ModelSourceType, WorkloadBase
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
-from inferstack.constructs.model_sync import SYNC_MARKER, ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
-from inferstack.constructs.neuron import (
-    COMPILED_DIR,
-    MODEL_DIR,
-    NeuronCompileJob,
-    NeuronCompileJobProps,
-    artifacts_prefix,
-    fetch_init_container,
-    neuron_kv_cache,
-)
-from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS, Autoscaling, EngineArgs, VllmServer, VllmServerProps
+from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
 from inferstack.plan import ResolvedWorkload
-from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,7 +38,7 @@ class StorageRefs:
     mount_cache_gib: int = 10
 
 
-def fsx_model_path(workload: WorkloadConfig, refs: StorageRefs) -> str:
+def fsx_model_path(workload: WorkloadBase, refs: StorageRefs) -> str:
     """Where the model's bucket prefix appears inside the file system (the data repository association maps
     ``fsx_import_prefix`` to ``fsx_path``)."""
     relative = workload.model.bucket_prefix[len(refs.fsx_import_prefix) :]
@@ -84,21 +76,36 @@ class NamespacesChart(cdk8s.Chart):
 
 
 class WorkloadChart(cdk8s.Chart):
-    """Service accounts, model volume, model-sync Job, Neuron compile Job and the vLLM server of one workload."""
+    """Service accounts, model volume and model-sync Job of one workload, then its kind's objects
+    (:meth:`serve`), then its ``overrides`` (deep-merged, validated against each object's schema).
 
-    def __init__(self, scope: Construct, construct_id: str, resolved: ResolvedWorkload, refs: StorageRefs) -> None:
+    :param kubernetes_version: the cluster's minor version, for validating overridden core objects. Default: the
+        catalog's default.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        resolved: ResolvedWorkload,
+        refs: StorageRefs,
+        *,
+        kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    ) -> None:
         workload = resolved.config
         super().__init__(scope, construct_id, disable_resource_name_hashes=True, namespace=workload.namespace)
         self.resolved = resolved
         self.workload = workload
         model, source = workload.model, workload.model.source
         labels = {"app.kubernetes.io/name": workload.name, "app.kubernetes.io/part-of": "inferstack"}
-        k8s.KubeServiceAccount(
-            self,
-            "server-sa",
-            metadata=k8s.ObjectMeta(name=resolved.server.service_account, namespace=workload.namespace, labels=labels),
-            automount_service_account_token=False,
-        )
+        accounts = sorted({role.service_account for role in resolved.roles.values()})
+        for account in accounts:  # construct ids as before multi-role kinds: the serving account is "server-sa"
+            k8s.KubeServiceAccount(
+                self,
+                "server-sa" if account == resolved.server.service_account else f"{account}-sa",
+                metadata=k8s.ObjectMeta(name=account, namespace=workload.namespace, labels=labels),
+                automount_service_account_token=False,
+            )
         claim = None
         if source.type is ModelSourceType.S3_MOUNT:
             claim = S3ModelVolume(
@@ -170,147 +177,26 @@ class WorkloadChart(cdk8s.Chart):
                     exclude=resolved.sync_excludes,
                 ),
             )
-        self.server = self._server(resolved, refs)
+        self.serve(resolved, refs)
+        apply_overrides(self, workload.overrides, f"{resolved.path}.overrides", kubernetes_version)
 
-    def _engine(self, workload: WorkloadConfig, neuron: bool) -> EngineArgs:
-        engine, model = workload.engine, workload.model
-        parser = None
-        if engine.tool_calling is not None:
-            parser = engine.tool_calling.parser or model.arch.tool_call_parser
-        kv = (
-            neuron_kv_cache(engine.max_model_len, engine.max_num_seqs, engine.enable_prefix_caching) if neuron else None
-        )
-        return EngineArgs(
-            tensor_parallel_size=engine.tensor_parallel_size,
-            pipeline_parallel_size=engine.pipeline_parallel_size,
-            gpu_memory_utilization=engine.gpu_memory_utilization,
-            max_model_len=engine.max_model_len,
-            max_num_seqs=engine.max_num_seqs,
-            max_num_batched_tokens=engine.max_num_batched_tokens,
-            dtype=engine.dtype.value,
-            quantization=engine.quantization.value if engine.quantization else None,
-            kv_cache_dtype=engine.kv_cache_dtype.value,
-            enable_prefix_caching=engine.enable_prefix_caching,
-            enable_chunked_prefill=engine.enable_chunked_prefill,
-            enforce_eager=engine.enforce_eager,
-            tool_call_parser=parser,
-            mistral_format=model.arch.mistral_format,
-            lmcache=engine.lmcache is not None,
-            block_size=kv.block_size if kv else None,
-            num_gpu_blocks_override=kv.num_blocks if kv else None,
-            extra=engine.extra_args,
-        )
+    def serve(self, resolved: ResolvedWorkload, refs: StorageRefs) -> None:
+        """Add the kind's serving objects (a subclass's part). ``self.loading`` says how the weights are read."""
+        raise NotImplementedError(f"{type(self).__name__} must add the workload's serving objects")
 
-    def _server(self, resolved: ResolvedWorkload, refs: StorageRefs) -> VllmServer:
-        workload = resolved.config
-        engine, model = workload.engine, workload.model
-        plan = resolved.server.pod
-        neuron = plan.accelerator is AcceleratorKind.NEURON
-        engine_args = self._engine(workload, neuron)
-        env: dict[str, str] = {}
-        if model.source.type is not ModelSourceType.HF:
-            env["HF_HUB_OFFLINE"] = "1"
-        if engine.lmcache is not None:
-            env |= {
-                "VLLM_ATTENTION_BACKEND": "FLASHINFER",
-                "PYTHONHASHSEED": "0",
-                "LMCACHE_LOCAL_CPU": "True",
-                "LMCACHE_MAX_LOCAL_CPU_SIZE": f"{engine.lmcache.cpu_cache_gib:g}",
-                "LMCACHE_CHUNK_SIZE": str(engine.lmcache.chunk_size),
-            }
-        loading, init, volumes = self.loading, [], []
-        image = resolved.image
-        if neuron and refs.bucket:
-            artifacts = artifacts_prefix(model.bucket_prefix, engine_args, image)
-            env |= {"NEURON_COMPILED_ARTIFACTS": COMPILED_DIR}
-            loading = ModelLoading(
-                model=MODEL_DIR,
-                mounts=[
-                    k8s.VolumeMount(name="model", mount_path=MODEL_DIR, read_only=True),
-                    k8s.VolumeMount(name="compiled", mount_path=COMPILED_DIR, read_only=True),
-                ],
+    def wait_for_model(self, resolved: ResolvedWorkload, refs: StorageRefs) -> list[k8s.Container]:
+        """An init container holding the server until the model-sync Job has finished (instead of crash-looping on
+        a partial model); none when nothing syncs."""
+        if not (resolved.sync and refs.bucket):
+            return []
+        model = resolved.config.model
+        mounted = model.source.type in (ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
+        return [
+            wait_for_sync_container(
+                bucket=refs.bucket,
+                prefix=model.bucket_prefix,
+                region=refs.region,
+                mounted_path=self.loading.model if mounted else None,
+                mounts=list(self.loading.mounts) if mounted else None,
             )
-            size = neuron_model_volume_gib(workload)
-            volumes = [
-                k8s.Volume(
-                    name="model", empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{size}Gi"))
-                ),
-                k8s.Volume(name="compiled", empty_dir=k8s.EmptyDirVolumeSource()),
-            ]
-            init = [
-                fetch_init_container(
-                    bucket=refs.bucket, model_prefix=model.bucket_prefix, artifacts=artifacts, region=refs.region
-                )
-            ]
-            NeuronCompileJob(
-                self,
-                "neuron-compile",
-                NeuronCompileJobProps(
-                    name=f"{workload.name}-neuron-compile",
-                    namespace=workload.namespace,
-                    service_account=resolved.writer_service_account,
-                    image=image,
-                    bucket=refs.bucket,
-                    model_prefix=model.bucket_prefix,
-                    artifacts_prefix=artifacts,
-                    region=refs.region,
-                    engine=engine_args,
-                    requests=plan.requests,
-                    limits=plan.limits,
-                    node_selector=plan.node_selector,
-                    tolerations=sorted(plan.tolerations),
-                    model_gib=size,
-                    scratch_gib=NEURON_COMPILE_SCRATCH_GIB,
-                    env={"SYNC_MARKER": f"{model.bucket_prefix}{SYNC_MARKER}"} if resolved.sync else {},
-                    priority_class=BATCH_PRIORITY_CLASS,
-                    scheduler_name=NEURON_SCHEDULER,
-                ),
-            )
-        elif resolved.sync and refs.bucket:
-            # Hold the server until the model-sync Job has finished, instead of crash-looping on a partial model.
-            mounted = model.source.type in (ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
-            init = [
-                wait_for_sync_container(
-                    bucket=refs.bucket,
-                    prefix=model.bucket_prefix,
-                    region=refs.region,
-                    mounted_path=loading.model if mounted else None,
-                    mounts=list(loading.mounts) if mounted else None,
-                )
-            ]
-        scaling = workload.autoscaling
-        return VllmServer(
-            self,
-            "server",
-            VllmServerProps(
-                name=workload.name,
-                namespace=workload.namespace,
-                image=image,
-                model=loading,
-                served_model_name=model.name,
-                engine=engine_args,
-                service_account=resolved.server.service_account,
-                requests=plan.requests,
-                limits=plan.limits,
-                node_selector=plan.node_selector,
-                tolerations=sorted(plan.tolerations),
-                startup_seconds=plan.startup_seconds,
-                replicas=workload.replicas,
-                shm_gib=workload.resources.shm_gib,
-                env=env,
-                init_containers=init,
-                extra_volumes=volumes,
-                autoscaling=Autoscaling(
-                    kind=scaling.kind.value,
-                    min_replicas=scaling.min_replicas,
-                    max_replicas=scaling.max_replicas,
-                    target_waiting_requests=scaling.target_waiting_requests,
-                    prometheus_url=scaling.prometheus_url,
-                )
-                if scaling
-                else None,
-                monitoring=workload.monitoring,
-                priority_class=SERVING_PRIORITY_CLASS,
-                scheduler_name=NEURON_SCHEDULER if neuron else None,
-            ),
-        )
+        ]

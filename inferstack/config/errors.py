@@ -51,11 +51,28 @@ def format_path(loc: tuple[int | str, ...]) -> str:
     return out or "<root>"
 
 
+def _kinds() -> dict[str, type[BaseModel]]:
+    from inferstack.config.kinds import KINDS  # kinds imports the config models: import late
+
+    return {name: kind.config for name, kind in KINDS.items()}
+
+
+def _without_tags(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """``loc`` without the union tags pydantic puts after a list index (``workloads.0.vllm.engine`` → ``workloads.0
+    .engine``): the config has no such key."""
+    kinds = _kinds()
+    return tuple(part for i, part in enumerate(loc) if not (i and isinstance(loc[i - 1], int) and part in kinds))
+
+
 def _model_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    """The model class that the location ``loc`` (a path of field names and list indexes) points into."""
+    """The model class that the location ``loc`` (a path of field names, list indexes and union tags) points
+    into."""
     current: Any = root
-    for part in loc:
+    for i, part in enumerate(loc):
         if isinstance(part, int):
+            continue
+        if i and isinstance(loc[i - 1], int) and part in _kinds():
+            current = _kinds()[part]  # a workload kind's tag: the union member
             continue
         if not (isinstance(current, type) and issubclass(current, BaseModel)):
             return None
@@ -89,9 +106,14 @@ def problem_from(root: type[BaseModel], error: ErrorDetails) -> Problem:
     if kind == "extra_forbidden":
         parent = _model_at(root, loc[:-1])
         valid = f"valid keys here: {', '.join(_field_names(parent))}" if parent else "remove it"
-        return Problem(format_path(loc), f"unknown key — {valid}")
+        return Problem(format_path(_without_tags(loc)), f"unknown key — {valid}")
+    loc = _without_tags(loc)
     if kind == "missing":
         return Problem(format_path(loc), "required")
+    if kind == "workload_kind":
+        given = error.get("input")
+        value = given.get("kind", _MISSING) if isinstance(given, dict) else _MISSING
+        return Problem(format_path((*loc, "kind")), error["msg"], value)
     if "field" in ctx:
         loc = loc + tuple(str(ctx["field"]).split("."))
         return Problem(format_path(loc), error["msg"])

@@ -12,10 +12,10 @@ from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
 from inferstack.catalog.kubernetes import OPERATOR_NAMESPACES
-from inferstack.catalog.versions import CORE_ADDONS, DEFAULT_KUBERNETES_VERSION, ENGINE_IMAGES, KUBERNETES_RELEASES
+from inferstack.catalog.versions import CORE_ADDONS, DEFAULT_KUBERNETES_VERSION, KUBERNETES_RELEASES
 from inferstack.config.base import StrictModel
 from inferstack.config.compute import ComputeConfig
-from inferstack.config.engine import check_extra_args, flags_version_of
+from inferstack.config.kinds import workload_union
 from inferstack.config.storage import StorageConfig
 from inferstack.config.types import (
     AccountId,
@@ -29,7 +29,6 @@ from inferstack.config.types import (
     StackPrefix,
     VpcCidr,
 )
-from inferstack.config.workloads import WorkloadConfig
 
 
 class EndpointAccess(StrEnum):
@@ -162,8 +161,6 @@ class SystemNodeGroupConfig(StrictModel):
 
 
 ALL_CONTROL_PLANE_LOGS: tuple[ControlPlaneLog, ...] = tuple(ControlPlaneLog)
-#: Flags inferstack renders for Mistral-format checkpoints (``--tokenizer-mode mistral --config-format mistral``).
-MISTRAL_FORMAT_FLAGS = frozenset({"--tokenizer-mode", "--config-format", "--load-format"})
 #: Namespaces every Kubernetes cluster has.
 BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
@@ -239,6 +236,8 @@ class ObservabilityConfig(StrictModel):
     """kube-prometheus-stack (PodMonitor CRD, Prometheus) when a workload has ``monitoring`` on. Default on."""
     install_keda: bool = True
     """KEDA (ScaledObject CRD) when a workload autoscales with KEDA. Default on."""
+    install_lws: bool = True
+    """The LeaderWorkerSet controller (LeaderWorkerSet CRD) when a ``vllm_multinode`` workload exists. Default on."""
     prometheus_retention_days: int = Field(default=15, ge=1, le=365)
     """How long Prometheus keeps samples, days. Default 15."""
     prometheus_storage_gib: int = Field(default=50, ge=5, le=16384)
@@ -285,8 +284,8 @@ class InferstackConfig(StrictModel):
     """Accelerated node groups, Karpenter pools and the operators they need. Default none."""
     storage: StorageConfig = StorageConfig()
     """Model bucket (always), FSx for Lustre (optional)."""
-    workloads: tuple[WorkloadConfig, ...] = ()
-    """Models served on the platform. Default none."""
+    workloads: tuple[workload_union(), ...] = ()  # type: ignore[valid-type]
+    """Models served on the platform, each of a ``kind`` (default ``vllm``). Default none."""
     observability: ObservabilityConfig = ObservabilityConfig()
     """Operators whose custom resources workloads emit."""
     acknowledge: tuple[RuleAcknowledgement, ...] = ()
@@ -372,7 +371,7 @@ class InferstackConfig(StrictModel):
                     "'{pool}' is not a node group or Karpenter pool — valid: {valid}",
                     {"pool": workload.pool, "valid": valid, "field": f"workloads[{index}].pool"},
                 )
-            self._check_engine_flags(index, workload)
+            workload.check_in(index, self.pool(workload.pool).accelerator)
             if workload.namespace in OPERATOR_NAMESPACES:
                 raise PydanticCustomError(
                     "operator_namespace",
@@ -387,41 +386,6 @@ class InferstackConfig(StrictModel):
                     {"ns": key[0], "name": key[1], "field": f"workloads[{index}].name"},
                 )
             names.add(key)
-
-    def engine_image(self, workload: WorkloadConfig) -> str:
-        """The image the workload's engine runs: ``engine.image``, else the catalog's vLLM image for its pool's
-        accelerator (GPU or Neuron)."""
-        if workload.engine.image:
-            return workload.engine.image
-        neuron = self.pool(workload.pool).accelerator is AcceleratorKind.NEURON
-        return ENGINE_IMAGES["vllm-neuron" if neuron else "vllm-gpu"]
-
-    def engine_flags_version(self, workload: WorkloadConfig) -> str | None:
-        """The vLLM release the workload's engine flags are checked against (None: unchecked, no flag list)."""
-        return flags_version_of(self.engine_image(workload))
-
-    def _check_engine_flags(self, index: int, workload: WorkloadConfig) -> None:
-        """``extra_args`` against the flags of the default image of the workload's pool (an explicit
-        ``engine.image`` is checked by the engine model itself)."""
-        if not workload.engine.extra_args:
-            return
-        # An explicit image is checked against its own release by the engine model.
-        version = None if workload.engine.image else self.engine_flags_version(workload)
-        if version is not None:
-            check_extra_args(workload.engine.extra_args, version, prefix=f"workloads[{index}].engine.")
-        if workload.model.arch.mistral_format:
-            for position, arg in enumerate(workload.engine.extra_args):
-                flag = arg.split("=", 1)[0]
-                if flag in MISTRAL_FORMAT_FLAGS:
-                    raise PydanticCustomError(
-                        "managed_flag",
-                        "{flag} is set by inferstack for Mistral-format checkpoints ({model}) — remove it",
-                        {
-                            "flag": flag,
-                            "model": workload.model.id,
-                            "field": f"workloads[{index}].engine.extra_args[{position}]",
-                        },
-                    )
 
     def pool(self, name: str) -> Any:
         """The node group or Karpenter pool called ``name``."""

@@ -4,17 +4,30 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.models import MODELS, ModelArchitecture, near_model_ids
+from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.base import StrictModel
-from inferstack.config.engine import AutoscalingConfig, ResourcesConfig, VllmEngineConfig
+from inferstack.config.engine import (
+    AutoscalingConfig,
+    ResourcesConfig,
+    VllmEngineConfig,
+    check_extra_args,
+    flags_version_of,
+)
 from inferstack.config.storage import check_prefix
 from inferstack.config.types import KubernetesName
 
 _HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: Flags inferstack renders for Mistral-format checkpoints (``--tokenizer-mode mistral --config-format mistral``).
+MISTRAL_FORMAT_FLAGS = frozenset({"--tokenizer-mode", "--config-format", "--load-format"})
+#: An ``overrides`` key: an object's Kind, or Kind/name.
+OverrideTarget = Annotated[str, Field(pattern=r"^[A-Z][A-Za-z0-9]*(/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$")]
 _IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha256:[a-f0-9]{64})$")
 
 
@@ -172,9 +185,13 @@ class ModelConfig(StrictModel):
         return self.served_name or self.id
 
 
-class WorkloadConfig(StrictModel):
-    """One served model: where it runs and where its weights come from."""
+class WorkloadBase(StrictModel):
+    """What every workload kind has: a name, a pool, a model and its source, replicas, resources and monitoring.
+    A kind (``vllm``, ``vllm_multinode``, …) subclasses it with ``kind`` as a literal and its engine settings; the
+    registry (:mod:`inferstack.config.kinds`) makes ``workloads[]`` a union discriminated on ``kind``."""
 
+    kind: str
+    """The workload kind: how the model is served. Default ``vllm`` (one vLLM server per replica)."""
     name: KubernetesName
     """Deployment/Service name."""
     namespace: KubernetesName = "inference"
@@ -187,12 +204,10 @@ class WorkloadConfig(StrictModel):
     """The model served (catalog id or inline architecture) and where its weights come from."""
     sync_model: bool = True
     """For bucket-backed sources: a Job copies the model from Hugging Face into the prefix once. Default on."""
-    engine: VllmEngineConfig = VllmEngineConfig()
-    """vLLM settings."""
     replicas: int = Field(default=1, ge=0)
     """Replicas when not autoscaled. Default 1."""
     autoscaling: AutoscalingConfig | None = None
-    """Scale on queue depth. Default off."""
+    """Scale on the engine's queue depth. Default off."""
     resources: ResourcesConfig = ResourcesConfig()
     """CPU, memory and shared memory per serving pod. Default: derived from the pool's instances."""
     efa: bool = False
@@ -200,4 +215,69 @@ class WorkloadConfig(StrictModel):
     startup_timeout_seconds: int | None = Field(default=None, ge=60)
     """How long the startup probe waits for the model to load. Default: estimated from model size and source."""
     monitoring: bool = True
-    """A PodMonitor for Prometheus (vLLM ``/metrics``). Default on."""
+    """A PodMonitor for Prometheus (the engine's ``/metrics``). Default on."""
+    overrides: dict[OverrideTarget, dict[str, Any]] = Field(default_factory=dict)
+    """Escape hatch: per rendered object, a patch deep-merged into it (mappings merge key by key, anything else
+    replaces), then validated against the object's schema — an unknown field is an error. Keys are the object's
+    ``Kind`` (e.g. ``Deployment``, ``Service``, ``LeaderWorkerSet``) or ``Kind/name`` when the workload renders
+    several of that kind (its Jobs). Default none."""
+
+    def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
+        """Checks that need the platform (the pool's accelerator); raise ``PydanticCustomError`` with a ``field``
+        relative to the workload. Default: none."""
+
+
+class VllmWorkloadConfig(WorkloadBase):
+    """One model served by vLLM: a Deployment of single-node servers (one pod per replica)."""
+
+    kind: Literal["vllm"] = "vllm"
+    """``vllm`` (the default): one vLLM server per replica, all of its tensor/pipeline ranks on one node."""
+    engine: VllmEngineConfig = VllmEngineConfig()
+    """vLLM settings."""
+
+    @property
+    def nodes(self) -> int:
+        """Nodes one replica spans. 1 for ``vllm``."""
+        return 1
+
+    @property
+    def ranks(self) -> int:
+        """Tensor × pipeline ranks of one replica (GPUs, or NeuronCores)."""
+        return self.engine.tensor_parallel_size * self.engine.pipeline_parallel_size
+
+    @property
+    def ranks_per_pod(self) -> int:
+        """Ranks one pod holds (all of them, on one node)."""
+        return self.ranks // self.nodes
+
+    def image(self, accelerator: AcceleratorKind) -> str:
+        """``engine.image``, else the catalog's vLLM image for the pool's accelerator (GPU or Neuron)."""
+        if self.engine.image:
+            return self.engine.image
+        return ENGINE_IMAGES["vllm-neuron" if accelerator is AcceleratorKind.NEURON else "vllm-gpu"]
+
+    def flags_version(self, accelerator: AcceleratorKind) -> str | None:
+        """The vLLM release the engine flags are checked against (None: unchecked, no flag list)."""
+        return flags_version_of(self.image(accelerator))
+
+    def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
+        """``extra_args`` against the flags of the default image of the pool (an explicit ``engine.image`` is
+        checked by the engine model itself), and none of the flags inferstack sets for Mistral-format models."""
+        if not self.engine.extra_args:
+            return
+        version = None if self.engine.image else self.flags_version(accelerator)
+        if version is not None:
+            check_extra_args(self.engine.extra_args, version, prefix=f"workloads[{index}].engine.")
+        if self.model.arch.mistral_format:
+            for position, arg in enumerate(self.engine.extra_args):
+                flag = arg.split("=", 1)[0]
+                if flag in MISTRAL_FORMAT_FLAGS:
+                    raise PydanticCustomError(
+                        "managed_flag",
+                        "{flag} is set by inferstack for Mistral-format checkpoints ({model}) — remove it",
+                        {
+                            "flag": flag,
+                            "model": self.model.id,
+                            "field": f"workloads[{index}].engine.extra_args[{position}]",
+                        },
+                    )

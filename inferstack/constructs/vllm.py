@@ -28,6 +28,7 @@ from inferstack.constructs.pod import (
     ServingPodProps,
     ServingWorkload,
 )
+from inferstack.constructs.pod.group import ServingGroup, ServingGroupProps
 from inferstack.constructs.scheduling import TolerationSpec
 
 PORT = 8000
@@ -228,82 +229,138 @@ class VllmServer(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: VllmServerProps) -> None:
         super().__init__(scope, construct_id)
         owner = f"VllmServer {props.name!r}"
-        drain = props.termination_grace_seconds - PRE_STOP_SECONDS - EXIT_MARGIN_SECONDS
-        graceful = (
-            supports_shutdown_timeout(props.image) if props.graceful_shutdown is None else props.graceful_shutdown
-        )
-        if not graceful:
-            if props.engine.shutdown_timeout is not None:
-                raise check.PropError(
-                    f"{owner}: engine.shutdown_timeout is set but graceful_shutdown is False (the engine has no "
-                    "--shutdown-timeout) — remove one of them"
-                )
-        elif props.engine.shutdown_timeout is None:
-            if drain < 1:
-                raise check.PropError(
-                    f"{owner}: termination_grace_seconds {props.termination_grace_seconds} leaves no time to drain — "
-                    f"use at least {PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS + 1}"
-                )
-            props = dataclasses.replace(props, engine=dataclasses.replace(props.engine, shutdown_timeout=drain))
-        elif props.engine.shutdown_timeout > drain:
-            raise check.PropError(
-                f"{owner}: engine.shutdown_timeout {props.engine.shutdown_timeout}s + preStop "
-                f"{PRE_STOP_SECONDS}s + {EXIT_MARGIN_SECONDS}s exit margin exceeds termination_grace_seconds "
-                f"{props.termination_grace_seconds} — raise the grace period to at least "
-                f"{props.engine.shutdown_timeout + PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS} or shorten the timeout"
-            )
-        self.props = props
-        env = [
-            *(k8s.EnvVar(name=k, value=v) for k, v in CACHE_ENV.items()),
-            k8s.EnvVar(name="VLLM_NO_USAGE_STATS", value="1"),
-            k8s.EnvVar(name="DO_NOT_TRACK", value="1"),
-            *props.model.env,
-            *(k8s.EnvVar(name=k, value=v) for k, v in sorted(props.env.items())),
-        ]
-        self.workload = ServingWorkload(
-            self,
-            "pod",
-            ServingPodProps(
-                name=props.name,
-                namespace=props.namespace,
-                component="vllm",
-                image=props.image,
-                command=["vllm", "serve"],
-                args=[
-                    props.model.model,
-                    "--served-model-name",
-                    props.served_model_name,
-                    *props.model.args,
-                    *props.engine.render(),
-                ],
-                container_name="vllm",
-                port=PORT,
-                home=HOME,
-                user=SERVING_USER,
-                env=env,
-                queue_metric=VLLM_QUEUE,
-                service_account=props.service_account,
-                requests=props.requests,
-                limits=props.limits,
-                node_selector=props.node_selector,
-                tolerations=props.tolerations,
-                startup_seconds=props.startup_seconds,
-                replicas=props.replicas,
-                shm_gib=props.shm_gib,
-                init_containers=props.init_containers,
-                volumes=[*props.model.volumes, *props.extra_volumes],
-                mounts=[*props.model.mounts, *props.extra_mounts],
-                autoscaling=props.autoscaling,
-                monitoring=props.monitoring,
-                termination_grace_seconds=props.termination_grace_seconds,
-                priority_class=props.priority_class,
-                scheduler_name=props.scheduler_name,
-                labels=props.labels,
-                annotations=props.annotations,
-                ports=props.ports,
-            ),
-            owner=owner,
-        )
+        self.props, pod = vllm_pod_props(props, owner)
+        self.workload = ServingWorkload(self, "pod", pod, owner=owner)
         self.labels = self.workload.labels
         self.deployment = self.workload.deployment
         self.service = self.workload.service
+
+
+def vllm_pod_props(
+    props: VllmServerProps, owner: str, *, extra_args: Sequence[str] = ()
+) -> tuple[VllmServerProps, ServingPodProps]:
+    """The shared serving pod of a vLLM server: ``vllm serve`` with the model and engine flags (``extra_args``
+    after them), the caches on the writable home, the drain deadline (``--shutdown-timeout``) fitted into the
+    termination grace period. Returns the props with the drain filled in, and the pod's props."""
+    drain = props.termination_grace_seconds - PRE_STOP_SECONDS - EXIT_MARGIN_SECONDS
+    graceful = supports_shutdown_timeout(props.image) if props.graceful_shutdown is None else props.graceful_shutdown
+    if not graceful:
+        if props.engine.shutdown_timeout is not None:
+            raise check.PropError(
+                f"{owner}: engine.shutdown_timeout is set but graceful_shutdown is False (the engine has no "
+                "--shutdown-timeout) — remove one of them"
+            )
+    elif props.engine.shutdown_timeout is None:
+        if drain < 1:
+            raise check.PropError(
+                f"{owner}: termination_grace_seconds {props.termination_grace_seconds} leaves no time to drain — "
+                f"use at least {PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS + 1}"
+            )
+        props = dataclasses.replace(props, engine=dataclasses.replace(props.engine, shutdown_timeout=drain))
+    elif props.engine.shutdown_timeout > drain:
+        raise check.PropError(
+            f"{owner}: engine.shutdown_timeout {props.engine.shutdown_timeout}s + preStop "
+            f"{PRE_STOP_SECONDS}s + {EXIT_MARGIN_SECONDS}s exit margin exceeds termination_grace_seconds "
+            f"{props.termination_grace_seconds} — raise the grace period to at least "
+            f"{props.engine.shutdown_timeout + PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS} or shorten the timeout"
+        )
+    env = [
+        *(k8s.EnvVar(name=k, value=v) for k, v in CACHE_ENV.items()),
+        k8s.EnvVar(name="VLLM_NO_USAGE_STATS", value="1"),
+        k8s.EnvVar(name="DO_NOT_TRACK", value="1"),
+        *props.model.env,
+        *(k8s.EnvVar(name=k, value=v) for k, v in sorted(props.env.items())),
+    ]
+    return props, ServingPodProps(
+        name=props.name,
+        namespace=props.namespace,
+        component="vllm",
+        image=props.image,
+        command=["vllm", "serve"],
+        args=[
+            props.model.model,
+            "--served-model-name",
+            props.served_model_name,
+            *props.model.args,
+            *props.engine.render(),
+            *extra_args,
+        ],
+        container_name="vllm",
+        port=PORT,
+        home=HOME,
+        user=SERVING_USER,
+        env=env,
+        queue_metric=VLLM_QUEUE,
+        service_account=props.service_account,
+        requests=props.requests,
+        limits=props.limits,
+        node_selector=props.node_selector,
+        tolerations=props.tolerations,
+        startup_seconds=props.startup_seconds,
+        replicas=props.replicas,
+        shm_gib=props.shm_gib,
+        init_containers=props.init_containers,
+        volumes=[*props.model.volumes, *props.extra_volumes],
+        mounts=[*props.model.mounts, *props.extra_mounts],
+        autoscaling=props.autoscaling,
+        monitoring=props.monitoring,
+        termination_grace_seconds=props.termination_grace_seconds,
+        priority_class=props.priority_class,
+        scheduler_name=props.scheduler_name,
+        labels=props.labels,
+        annotations=props.annotations,
+        ports=props.ports,
+    )
+
+
+#: Port of the torch.distributed store on the leader (``--master-port``; vLLM 0.19's default, config/parallel.py).
+MASTER_PORT = 29501
+
+
+@dataclass(frozen=True, kw_only=True)
+class VllmMultinodeServerProps(VllmServerProps):
+    """One vLLM replica over ``nodes`` pods (one per node): TP × PP ranks split evenly, ``requests``/``limits`` per
+    pod. ``autoscaling`` is not available (replicas are whole groups)."""
+
+    nodes: int = 2
+    """Pods (nodes) per replica: the LeaderWorkerSet size. Default 2."""
+
+
+class VllmMultinodeServer(Construct):
+    """A LeaderWorkerSet of vLLM groups (:class:`~inferstack.constructs.pod.group.ServingGroup`), in vLLM's own
+    multi-node mode (multiprocessing executor, no Ray: vLLM ≥ 0.18 images ship without Ray, vLLM #36170): every
+    pod runs ``vllm serve`` with ``--nnodes <nodes> --master-addr $(LWS_LEADER_ADDRESS) --master-port 29501``; the
+    leader is ``--node-rank 0`` and serves the API, the workers are ``--node-rank $(LWS_WORKER_INDEX) --headless``
+    (vLLM 0.19 arg_utils.py / cli_args.py; docs/serving/parallelism_scaling.md "Running vLLM with
+    MultiProcessing"). The leader's startup probe covers the whole group's start."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: VllmMultinodeServerProps) -> None:
+        super().__init__(scope, construct_id)
+        owner = f"VllmMultinodeServer {props.name!r}"
+        check.at_least(owner, "nodes", props.nodes, 2, "one node needs no group: use VllmServer")
+        ranks = props.engine.tensor_parallel_size * props.engine.pipeline_parallel_size
+        if ranks % props.nodes:
+            raise check.PropError(
+                f"{owner}: nodes {props.nodes} — must divide tensor × pipeline parallel ranks ({ranks})"
+            )
+        group = [
+            "--nnodes",
+            str(props.nodes),
+            "--master-addr",
+            "$(LWS_LEADER_ADDRESS)",
+            "--master-port",
+            str(MASTER_PORT),
+        ]
+        self.props, pod = vllm_pod_props(props, owner, extra_args=[*group, "--node-rank", "0"])
+        _, worker = vllm_pod_props(
+            props, owner, extra_args=[*group, "--node-rank", "$(LWS_WORKER_INDEX)", "--headless"]
+        )
+        self.group = ServingGroup(
+            self,
+            "group",
+            ServingGroupProps(pod=pod, size=props.nodes, worker_command=worker.command, worker_args=worker.args),
+            owner=owner,
+        )
+        self.labels = self.group.labels
+        self.leader_worker_set = self.group.leader_worker_set
+        self.service = self.group.service

@@ -1,29 +1,33 @@
 """The resolved plan: config → :class:`ResolvedPlatform`, computed once. Pools with their instances, labels and
-taints; per workload its roles (today: ``server``) with the pod each runs as, its identities, its storage access
-and the engine image. Rules, charts, stacks and the CLI read this same object, so a check and the manifest it
-judges cannot disagree.
+taints; per workload its roles (``server``; ``leader``/``worker``; …) with the pod each runs as, its identities, its
+storage access, the engine image and the operators it needs. Rules, charts, stacks and the CLI read this same
+object, so a check and the manifest it judges cannot disagree.
+
+Each workload kind plans itself (:mod:`inferstack.config.kinds` names its plan function); :func:`workload_plan` is
+what those functions share.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
+from inferstack.config.kinds import kind_of, load
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import WorkloadConfig
+from inferstack.config.workloads import WorkloadBase
 from inferstack.plan.names import (
     needs_reader,
     needs_sync,
-    needs_writer,
     server_service_account,
     sync_excludes,
     sync_service_account,
 )
 from inferstack.plan.placement import PodPlan, pod_plan, pool_instances, pool_labels, pool_taints
 
-__all__ = ["ResolvedPlatform", "ResolvedPool", "ResolvedWorkload", "Role", "resolve"]
+__all__ = ["Planner", "ResolvedPlatform", "ResolvedPool", "ResolvedWorkload", "Role", "resolve", "workload_plan"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,9 @@ class Role:
     service_account: str
     reads_bucket: bool
     """Its pods read the model prefix from S3 themselves (Run:ai streamer, Neuron artifact fetch)."""
+    serves: bool = True
+    """Its pods serve the workload's API (the Service selects them); a multi-node worker does not."""
+    pods_per_replica: int = 1
 
 
 @dataclass(frozen=True)
@@ -63,9 +70,9 @@ class ResolvedWorkload:
     """A workload with everything decided: its pool, roles, identities, storage access and image."""
 
     index: int
-    config: WorkloadConfig
+    config: WorkloadBase
     pool: ResolvedPool
-    roles: dict[str, Role]
+    roles: Mapping[str, Role]
     image: str
     sync: bool
     """A model-sync Job fills the bucket prefix."""
@@ -73,6 +80,12 @@ class ResolvedWorkload:
     """A Job (model sync, Neuron compile) writes the prefix: the writer role exists."""
     writer_service_account: str
     sync_excludes: tuple[str, ...]
+    operators: frozenset[str] = frozenset()
+    """Operators whose custom resources its objects are (``prometheus``, ``keda``, ``lws``…)."""
+
+    @property
+    def kind(self) -> str:
+        return self.config.kind
 
     @property
     def path(self) -> str:
@@ -88,7 +101,13 @@ class ResolvedWorkload:
 
     @property
     def server(self) -> Role:
-        return self.roles["server"]
+        """The role whose pods serve the API (``server``, or a multi-node group's ``leader``)."""
+        return next(role for role in self.roles.values() if role.serves)
+
+    @property
+    def readers(self) -> list[str]:
+        """Service accounts of the roles that read the model prefix themselves (each once)."""
+        return sorted({role.service_account for role in self.roles.values() if role.reads_bucket})
 
 
 @dataclass(frozen=True)
@@ -102,7 +121,7 @@ class ResolvedPlatform:
         """Workloads by ``(namespace, name)``."""
         return {(w.namespace, w.name): w for w in self.workloads}
 
-    def workload(self, config: WorkloadConfig) -> ResolvedWorkload:
+    def workload(self, config: WorkloadBase) -> ResolvedWorkload:
         return self.by_name[(config.namespace, config.name)]
 
 
@@ -121,30 +140,65 @@ def _pools(config: InferstackConfig) -> dict[str, ResolvedPool]:
     return pools
 
 
+Planner = Callable[[InferstackConfig, Mapping[str, ResolvedPool], int, WorkloadBase], ResolvedWorkload]
+"""A kind's plan function: ``(config, pools, index, workload) -> ResolvedWorkload``."""
+
+
+def workload_plan(
+    config: InferstackConfig,
+    pools: Mapping[str, ResolvedPool],
+    index: int,
+    workload: WorkloadBase,
+    *,
+    roles: Mapping[str, Role],
+    image: str,
+    operators: frozenset[str] = frozenset(),
+    compiles: bool = False,
+) -> ResolvedWorkload:
+    """What every kind's plan shares: the pool, the model-sync Job and writer identity, and the operators the
+    workload's objects need — its kind's (registry) and ``operators``, plus Prometheus for ``monitoring``.
+    ``compiles``: a Job writes compiled artifacts to the prefix (the writer role exists). Default False."""
+    needed = {*kind_of(workload).operators, *operators}
+    if workload.monitoring:
+        needed.add("prometheus")
+    return ResolvedWorkload(
+        index=index,
+        config=workload,
+        pool=pools[workload.pool],
+        roles=roles,
+        image=image,
+        sync=needs_sync(workload),
+        writes_bucket=needs_sync(workload) or compiles,
+        writer_service_account=sync_service_account(workload),
+        sync_excludes=sync_excludes(workload),
+        operators=frozenset(needed),
+    )
+
+
+def server_role(
+    config: InferstackConfig,
+    pools: Mapping[str, ResolvedPool],
+    workload: WorkloadBase,
+    *,
+    ranks: int,
+    min_memory_gib: float = 0,
+) -> Role:
+    """The ``server`` role of a single-node engine: one pod per replica holding ``ranks`` ranks."""
+    pool = pools[workload.pool]
+    return Role(
+        name="server",
+        pod=pod_plan(config, workload, ranks=ranks, min_memory_gib=min_memory_gib),
+        service_account=server_service_account(workload),
+        reads_bucket=needs_reader(workload, pool.accelerator),
+    )
+
+
 def _resolve(config: InferstackConfig) -> ResolvedPlatform:
     pools = _pools(config)
     workloads = []
     for index, workload in enumerate(config.workloads):
-        pool = pools[workload.pool]
-        server = Role(
-            name="server",
-            pod=pod_plan(config, workload),
-            service_account=server_service_account(workload),
-            reads_bucket=needs_reader(workload, pool.accelerator),
-        )
-        workloads.append(
-            ResolvedWorkload(
-                index=index,
-                config=workload,
-                pool=pool,
-                roles={"server": server},
-                image=config.engine_image(workload),
-                sync=needs_sync(workload),
-                writes_bucket=needs_writer(workload, pool.accelerator),
-                writer_service_account=sync_service_account(workload),
-                sync_excludes=sync_excludes(workload),
-            )
-        )
+        planner: Planner = load(kind_of(workload).plan)
+        workloads.append(planner(config, pools, index, workload))
     return ResolvedPlatform(config=config, pools=pools, workloads=tuple(workloads))
 
 

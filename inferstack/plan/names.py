@@ -4,7 +4,7 @@ model prefix, the model-sync file set. One place, read by the plan, the charts a
 from __future__ import annotations
 
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.config.workloads import ModelSourceType, WorkloadBase
 
 BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
 #: Files a checkpoint format never needs: vLLM 0.19's Run:ai streamer reads every top-level ``*.safetensors`` of
@@ -18,31 +18,26 @@ HF_FORMAT_EXCLUDE = ("consolidated*.safetensors", "consolidated.safetensors.inde
 ``original/`` checkpoint."""
 
 
-def sync_excludes(workload: WorkloadConfig) -> tuple[str, ...]:
+def sync_excludes(workload: WorkloadBase) -> tuple[str, ...]:
     """The files of the model repository the engine's format does not read (the sync leaves them out)."""
     return MISTRAL_FORMAT_EXCLUDE if workload.model.arch.mistral_format else HF_FORMAT_EXCLUDE
 
 
-def sync_service_account(workload: WorkloadConfig) -> str:
+def sync_service_account(workload: WorkloadBase) -> str:
     """Service account of the model-sync and Neuron compile Jobs (bound to the prefix writer role)."""
     return f"{workload.name}-model-sync"
 
 
-def server_service_account(workload: WorkloadConfig) -> str:
+def server_service_account(workload: WorkloadBase) -> str:
     """Service account of the serving pods (bound to the prefix reader role where they read S3)."""
     return workload.service_account or workload.name
 
 
-def needs_sync(workload: WorkloadConfig) -> bool:
+def needs_sync(workload: WorkloadBase) -> bool:
     """A Job copies the model from Hugging Face into the bucket prefix first."""
     return workload.sync_model and workload.model.source.type in BUCKET_SOURCES
 
 
-def needs_reader(workload: WorkloadConfig, accelerator: AcceleratorKind) -> bool:
+def needs_reader(workload: WorkloadBase, accelerator: AcceleratorKind) -> bool:
     """Server pods read S3 themselves: Run:ai streamer, or the Neuron fetch of weights + compiled artifacts."""
     return workload.model.source.type is ModelSourceType.S3 or accelerator is AcceleratorKind.NEURON
-
-
-def needs_writer(workload: WorkloadConfig, accelerator: AcceleratorKind) -> bool:
-    """A Job writes the model prefix: the model sync, or the Neuron compile storing its artifacts."""
-    return needs_sync(workload) or accelerator is AcceleratorKind.NEURON

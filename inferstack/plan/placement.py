@@ -17,7 +17,7 @@ from inferstack.catalog.kubernetes import (
 )
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.config.workloads import ModelSourceType, WorkloadBase
 
 #: CPU the kubelet reservation and node DaemonSets (CNI, kube-proxy, device plugins, DCGM, NFD) take, vCPU.
 NODE_CPU_OVERHEAD = 1.0
@@ -35,6 +35,9 @@ LOAD_GIB_PER_SECOND = {
 }
 #: Engine start besides reading weights: CUDA graphs, profiling, warm-up (GPU); graph load (Neuron, pre-compiled).
 ENGINE_START_SECONDS = {AcceleratorKind.NVIDIA: 180, AcceleratorKind.NEURON: 600, AcceleratorKind.NONE: 120}
+#: A multi-node group besides: every pod of the group scheduled and pulled, the workers joined to the leader's Ray
+#: head, NCCL/EFA communicators set up across nodes, seconds.
+GROUP_START_SECONDS = 180
 STARTUP_SAFETY = 2.0
 
 
@@ -85,6 +88,9 @@ class PodPlan:
     tolerations: frozenset[tuple[str, str]]
     """``(key, effect)`` pairs."""
     startup_seconds: int
+    """What the startup probe allows: ``startup_timeout_seconds`` if set, else :attr:`estimated_startup_seconds`."""
+    estimated_startup_seconds: int
+    """The estimate of model load + engine start (× safety)."""
     limits: dict[str, str] = field(default_factory=dict)
     requests: dict[str, str] = field(default_factory=dict)
 
@@ -93,12 +99,11 @@ class PodPlan:
         return ACCELERATOR_RESOURCE.get(self.accelerator)
 
 
-def accelerators_for(workload: WorkloadConfig, accelerator: AcceleratorKind, cores_per_device: int) -> int:
-    """Devices one replica needs: TP × PP GPUs, or TP × PP NeuronCores' worth of Neuron devices."""
-    parallel = workload.engine.tensor_parallel_size * workload.engine.pipeline_parallel_size
+def accelerators_for(ranks: int, accelerator: AcceleratorKind, cores_per_device: int) -> int:
+    """Devices a pod of ``ranks`` ranks needs: one GPU per rank, or the ranks' NeuronCores in whole Neuron devices."""
     if accelerator is AcceleratorKind.NEURON:
-        return math.ceil(parallel / max(cores_per_device, 1))
-    return parallel if accelerator is AcceleratorKind.NVIDIA else 0
+        return math.ceil(ranks / max(cores_per_device, 1))
+    return ranks if accelerator is AcceleratorKind.NVIDIA else 0
 
 
 def host_instance(instances: list[InstanceType], accelerators: int) -> InstanceType | None:
@@ -107,20 +112,31 @@ def host_instance(instances: list[InstanceType], accelerators: int) -> InstanceT
     return min(fitting, key=lambda t: (t.accelerator_count, t.vcpu, t.name)) if fitting else None
 
 
-def startup_seconds(workload: WorkloadConfig, accelerator: AcceleratorKind) -> int:
-    """Estimated time from container start to ready, times a safety factor."""
-    weights = workload.model.arch.weights_gib
+def startup_seconds(workload: WorkloadBase, accelerator: AcceleratorKind, nodes: int = 1) -> int:
+    """Estimated time from container start to ready, times a safety factor, in whole minutes. A group of ``nodes``
+    pods loads its shards in parallel (each ``1/nodes`` of the weights) and then forms the group."""
+    weights = workload.model.arch.weights_gib / nodes
     load = weights / LOAD_GIB_PER_SECOND[workload.model.source.type]
-    return int(math.ceil((load + ENGINE_START_SECONDS[accelerator]) * STARTUP_SAFETY / 60) * 60)
+    group = GROUP_START_SECONDS if nodes > 1 else 0
+    return int(math.ceil((load + ENGINE_START_SECONDS[accelerator] + group) * STARTUP_SAFETY / 60) * 60)
 
 
-def pod_plan(config: InferstackConfig, workload: WorkloadConfig) -> PodPlan:
-    """The pod one replica of ``workload`` runs as, on its pool."""
+def pod_plan(
+    config: InferstackConfig,
+    workload: WorkloadBase,
+    *,
+    ranks: int,
+    nodes: int = 1,
+    min_memory_gib: float = 0,
+) -> PodPlan:
+    """The pod ``workload`` runs as on its pool, holding ``ranks`` ranks (GPUs, or NeuronCores), in a group of
+    ``nodes`` pods per replica (1: a single-node server). ``min_memory_gib``: a floor under the derived memory
+    request (e.g. an engine's CPU KV cache). Default 0."""
     pool = config.pool(workload.pool)
     instances = pool_instances(pool)
     accelerator = pool.accelerator
     cores = instances[0].neuron_cores_per_device if accelerator is AcceleratorKind.NEURON else 0
-    devices = accelerators_for(workload, accelerator, cores)
+    devices = accelerators_for(ranks, accelerator, cores)
     candidates = [t for t in instances if t.efa_supported] if workload.efa else instances
     host = (
         host_instance(candidates, devices)
@@ -131,8 +147,8 @@ def pod_plan(config: InferstackConfig, workload: WorkloadConfig) -> PodPlan:
     resources = workload.resources
     cpu = resources.cpu or max(1.0, math.floor(allocatable_cpu(host) * share))
     memory = resources.memory_gib or max(2.0, math.floor(allocatable_memory_gib(host) * share * 0.9))
-    if workload.engine.lmcache is not None and resources.memory_gib is None:
-        memory = max(memory, workload.engine.lmcache.cpu_cache_gib + 16)
+    if resources.memory_gib is None:
+        memory = max(memory, min_memory_gib)
     # EFA: every device of the node (one pod per node); at least one, so a pool without EFA cannot match.
     efa = max(host.max_efa_interfaces, 1) if workload.efa else 0
     selector = {POOL_LABEL: pool.name}
@@ -144,6 +160,7 @@ def pod_plan(config: InferstackConfig, workload: WorkloadConfig) -> PodPlan:
         requests[resource] = limits[resource] = str(devices)
     if efa:
         requests[EFA_RESOURCE] = limits[EFA_RESOURCE] = str(efa)
+    estimate = startup_seconds(workload, accelerator, nodes)
     return PodPlan(
         accelerator=accelerator,
         accelerators=devices,
@@ -153,7 +170,8 @@ def pod_plan(config: InferstackConfig, workload: WorkloadConfig) -> PodPlan:
         efa=efa,
         node_selector=selector,
         tolerations=tolerations,
-        startup_seconds=workload.startup_timeout_seconds or startup_seconds(workload, accelerator),
+        startup_seconds=workload.startup_timeout_seconds or estimate,
+        estimated_startup_seconds=estimate,
         requests=requests,
         limits=limits,
     )
@@ -203,6 +221,6 @@ def fits_node(plan: PodPlan, pool: AcceleratedNodeGroupConfig | KarpenterPoolCon
 NEURON_COMPILE_SCRATCH_GIB = 200
 
 
-def neuron_model_volume_gib(workload: WorkloadConfig) -> int:
+def neuron_model_volume_gib(workload: WorkloadBase) -> int:
     """Local copy of the weights on a Neuron node (server and compile Job), GiB: weights + 30 % + 20."""
     return int(workload.model.arch.weights_gib * 1.3) + 20

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from inferstack.config.kinds import KINDS, generation, load
 from inferstack.config.model import InferstackConfig
 from inferstack.rules import (
     ami,
@@ -15,16 +16,15 @@ from inferstack.rules import (
     efa,
     eks_endpoint,
     eks_logging,
-    engine_flags,
     karpenter_limits,
     node_daemons,
     placement,
-    serving,
     storage,
 )
 from inferstack.rules.base import Finding, Rule, Severity
 
-RULES: tuple[Rule, ...] = (
+#: Rules of the platform and of every kind of workload.
+PLATFORM_RULES: tuple[Rule, ...] = (
     eks_endpoint.RULE,
     eks_logging.RULE,
     *efa.RULES,
@@ -33,10 +33,28 @@ RULES: tuple[Rule, ...] = (
     node_daemons.RULE,
     karpenter_limits.RULE,
     *storage.RULES,
-    *serving.RULES,
     *autoscaling.RULES,
-    engine_flags.RULE,
 )
+_loaded: dict[int, tuple[Rule, ...]] = {}
+
+
+def all_rules() -> tuple[Rule, ...]:
+    """The platform rules, then each registered kind's rules (each rule once, in registry order)."""
+    cached = _loaded.get(generation())
+    if cached is not None:
+        return cached
+    rules: dict[int, Rule] = {id(rule): rule for rule in PLATFORM_RULES}
+    for kind in KINDS.values():
+        for ref in kind.rules:
+            for rule in load(ref):
+                rules.setdefault(id(rule), rule)
+    _loaded.clear()
+    _loaded[generation()] = tuple(rules.values())
+    return _loaded[generation()]
+
+
+RULES: tuple[Rule, ...] = all_rules()
+"""The rules of the built-in kinds (:func:`all_rules` also has kinds registered later)."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +76,9 @@ class RuleViolationError(Exception):
         super().__init__("\n".join(lines))
 
 
-def evaluate(config: InferstackConfig, rules: tuple[Rule, ...] = RULES) -> RuleReport:
+def evaluate(config: InferstackConfig, rules: tuple[Rule, ...] | None = None) -> RuleReport:
+    """Run ``rules`` (default: :func:`all_rules`) over ``config`` and apply its acknowledgements."""
+    rules = all_rules() if rules is None else rules
     reasons = {ack.rule: ack.reason for ack in config.acknowledge}
     report = RuleReport()
     known = {rule.id: rule for rule in rules}
@@ -99,4 +119,15 @@ def enforce(config: InferstackConfig) -> RuleReport:
     return report
 
 
-__all__ = ["RULES", "Finding", "Rule", "RuleReport", "RuleViolationError", "Severity", "enforce", "evaluate"]
+__all__ = [
+    "PLATFORM_RULES",
+    "RULES",
+    "Finding",
+    "Rule",
+    "RuleReport",
+    "RuleViolationError",
+    "Severity",
+    "all_rules",
+    "enforce",
+    "evaluate",
+]

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from inferstack.catalog.engine_flags import VLLM_VERSIONS
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.model import InferstackConfig
+from inferstack.config.workloads import VllmWorkloadConfig
 from inferstack.rules.base import Finding, Rule, Severity
 
 RULE_ID = "ENGINE-FLAGS-UNVERIFIED"
@@ -19,14 +20,17 @@ RULE_ID = "ENGINE-FLAGS-UNVERIFIED"
 
 def check(config: InferstackConfig) -> Iterator[Finding]:
     for index, workload in enumerate(config.workloads):
-        if not workload.engine.extra_args or config.engine_flags_version(workload) is not None:
+        if not isinstance(workload, VllmWorkloadConfig):
             continue
-        if config.pool(workload.pool).accelerator is AcceleratorKind.NEURON:
+        accelerator = config.pool(workload.pool).accelerator
+        if not workload.engine.extra_args or workload.flags_version(accelerator) is not None:
+            continue
+        if accelerator is AcceleratorKind.NEURON:
             continue  # NEURON-STACK says why Neuron extra_args are unchecked
         yield Finding(
             rule=RULE_ID,
             path=f"workloads[{index}].engine.extra_args",
-            message=f"image {config.engine_image(workload)} runs a vLLM release inferstack has no flag list for, "
+            message=f"image {workload.image(accelerator)} runs a vLLM release inferstack has no flag list for, "
             "so these flags are passed unchecked (a misspelt flag stops the server at start)",
             fix=f"use a vllm/vllm-openai image of a vendored release ({', '.join(VLLM_VERSIONS)}), or accept this "
             "warning",
@@ -35,3 +39,4 @@ def check(config: InferstackConfig) -> Iterator[Finding]:
 
 
 RULE = Rule(id=RULE_ID, title="Engine flags are checked against the engine's release", check=check)
+RULES = (RULE,)

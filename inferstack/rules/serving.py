@@ -14,7 +14,7 @@ from inferstack.catalog.versions import NEURON_SERVING_DEVICES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.edit import with_changes
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.config.workloads import ModelSourceType, VllmWorkloadConfig
 from inferstack.plan import resolve
 from inferstack.plan.placement import (
     PodPlan,
@@ -22,7 +22,6 @@ from inferstack.plan.placement import (
     host_instance,
     pool_instances,
     pool_taints,
-    startup_seconds,
 )
 from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.sizing.model import SizingInput, SizingResult, longest_fitting_len, size
@@ -41,9 +40,21 @@ _SUGGEST: ContextVar[bool] = ContextVar("inferstack_rules_suggest", default=True
 NEURON_KV_FLAGS = frozenset({"--block-size", "--num-gpu-blocks-override"})
 
 
-def _workloads(config: InferstackConfig) -> Iterator[tuple[str, WorkloadConfig]]:
+#: Most nodes a suggested multi-node replica spans.
+MAX_SUGGESTED_NODES = 4
+MULTINODE_KIND = "vllm_multinode"
+
+
+def _workloads(config: InferstackConfig) -> Iterator[tuple[str, VllmWorkloadConfig]]:
+    """The vLLM workloads (both kinds) on accelerated pools — multi-node ones on GPU pools only (MULTINODE-ACCELERATOR
+    refuses the others)."""
     for index, workload in enumerate(config.workloads):
-        if config.pool(workload.pool).accelerator is not AcceleratorKind.NONE:
+        if not isinstance(workload, VllmWorkloadConfig):
+            continue
+        accelerator = config.pool(workload.pool).accelerator
+        if workload.nodes > 1 and accelerator is not AcceleratorKind.NVIDIA:
+            continue
+        if accelerator is not AcceleratorKind.NONE:
             yield f"workloads[{index}]", workload
 
 
@@ -55,13 +66,13 @@ def memory_per_rank_gib(instance: InstanceType) -> float:
 
 
 def sizing_for(
-    workload: WorkloadConfig, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
+    workload: VllmWorkloadConfig, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
 ) -> SizingResult:
     return size(_input(workload, instance, tp, max_model_len))
 
 
 def _input(
-    workload: WorkloadConfig, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
+    workload: VllmWorkloadConfig, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
 ) -> SizingInput:
     engine = workload.engine
     length = max_model_len or engine.max_model_len
@@ -86,10 +97,11 @@ def ranks_per_node(instance: InstanceType) -> int:
     return instance.accelerator_count
 
 
-def valid_tp(workload: WorkloadConfig, instance: InstanceType) -> list[int]:
+def valid_tp(workload: VllmWorkloadConfig, instance: InstanceType) -> list[int]:
+    """Tensor-parallel sizes that divide the heads and whose replica the workload's nodes of ``instance`` hold."""
     heads = workload.model.arch.attention_heads
     step = instance.neuron_cores_per_device if instance.accelerator is AcceleratorKind.NEURON else 1
-    limit = ranks_per_node(instance) // workload.engine.pipeline_parallel_size
+    limit = ranks_per_node(instance) * workload.nodes // workload.engine.pipeline_parallel_size
     return [tp for tp in range(step, limit + 1, step) if heads % tp == 0]
 
 
@@ -97,10 +109,8 @@ def check_fit(config: InferstackConfig) -> Iterator[Finding]:
     """The weights and one max_model_len sequence of KV cache fit the accelerators (vLLM refuses otherwise).
     Suggests the smallest TP and the longest max_model_len that pass every rule."""
     for path, workload in _workloads(config):
-        engine = workload.engine
         instances = pool_instances(config.pool(workload.pool))
-        parallel = engine.tensor_parallel_size * engine.pipeline_parallel_size
-        hosts = [t for t in instances if ranks_per_node(t) >= parallel]
+        hosts = [t for t in instances if ranks_per_node(t) >= workload.ranks_per_pod]
         if not hosts:
             continue  # PARALLEL-NODE reports it
         host = min(hosts, key=lambda t: (ranks_per_node(t), t.vcpu))
@@ -117,7 +127,7 @@ def check_fit(config: InferstackConfig) -> Iterator[Finding]:
         )
 
 
-def _fit_message(workload: WorkloadConfig, host: InstanceType, result: SizingResult) -> str:
+def _fit_message(workload: VllmWorkloadConfig, host: InstanceType, result: SizingResult) -> str:
     engine = workload.engine
     where = f"{host.name} ({host.accelerator_model}, {memory_per_rank_gib(host):.1f} GiB per rank)"
     if result.kv_budget_gib <= 0:
@@ -133,7 +143,7 @@ def _fit_message(workload: WorkloadConfig, host: InstanceType, result: SizingRes
 
 
 def _fit_suggestions(
-    config: InferstackConfig, path: str, workload: WorkloadConfig, instances: list[InstanceType], host: InstanceType
+    config: InferstackConfig, path: str, workload: VllmWorkloadConfig, instances: list[InstanceType], host: InstanceType
 ) -> tuple[dict[str, Any], ...]:
     """The smallest larger TP the pool holds, and the longest max_model_len that fits the current host — each only
     if the changed config passes every fit, parallelism and scheduling rule."""
@@ -150,11 +160,48 @@ def _fit_suggestions(
         changes = {f"{path}.engine.max_model_len": length}
         if _viable(config, changes):
             found.append(changes)
+    if not found:
+        found += _more_nodes(config, path, workload)
     return tuple(found)
 
 
+def _more_nodes(config: InferstackConfig, path: str, workload: VllmWorkloadConfig) -> list[dict[str, Any]]:
+    """The fewest nodes per replica that hold the model, as pipeline stages across nodes (tensor parallelism stays
+    inside a node): ``kind: vllm_multinode`` with ``nodes`` = ``pipeline_parallel_size``, EFA on where the pool has
+    it — checked to pass. None on Neuron (the pinned Neuron stack serves single nodes only)."""
+    pool = config.pool(workload.pool)
+    if pool.accelerator is not AcceleratorKind.NVIDIA:
+        return []
+    tp = workload.engine.tensor_parallel_size
+    most = max(ranks_per_node(t) for t in pool_instances(pool))
+    tp = tp if tp <= most else most
+    for nodes in range(max(2, workload.nodes + 1), MAX_SUGGESTED_NODES + 1):
+        changes: dict[str, Any] = {
+            f"{path}.kind": MULTINODE_KIND,
+            f"{path}.nodes": nodes,
+            f"{path}.engine.tensor_parallel_size": tp,
+            f"{path}.engine.pipeline_parallel_size": nodes,
+        }
+        if pool.efa:
+            changes[f"{path}.efa"] = True
+        if _viable(config, changes):
+            return [changes]
+    return []
+
+
+def _describe(changes: Mapping[str, Any]) -> str:
+    """A multi-node suggestion in words."""
+    nodes = next(v for k, v in changes.items() if k.endswith(".nodes"))
+    tp = next(v for k, v in changes.items() if k.endswith("tensor_parallel_size"))
+    efa = " with efa: true" if any(k.endswith(".efa") for k in changes) else ""
+    return (
+        f"kind: {MULTINODE_KIND} with nodes: {nodes} (tensor_parallel_size {tp} per node × "
+        f"pipeline_parallel_size {nodes} across nodes{efa})"
+    )
+
+
 def _fit_alternatives(
-    workload: WorkloadConfig,
+    workload: VllmWorkloadConfig,
     instances: list[InstanceType],
     host: InstanceType,
     suggestions: tuple[Mapping[str, Any], ...],
@@ -162,9 +209,12 @@ def _fit_alternatives(
     options: list[str] = []
     by_size = sorted(instances, key=lambda t: (ranks_per_node(t), t.vcpu))
     for changes in suggestions:
+        if any(k.endswith(".kind") or k.endswith(".nodes") for k in changes):
+            options.append(_describe(changes))
+            continue
         ((field, value),) = changes.items()
         if field.endswith("tensor_parallel_size"):
-            ranks = value * workload.engine.pipeline_parallel_size
+            ranks = value * workload.engine.pipeline_parallel_size // workload.nodes
             instance = next(t for t in by_size if ranks_per_node(t) >= ranks)
             result = sizing_for(workload, instance, tp=value)
             options.append(
@@ -176,62 +226,68 @@ def _fit_alternatives(
     if not options:
         options.append(
             "a pool with more accelerator memory (e.g. p5e/p5en H200, p6-b200), quantization: fp8, "
-            "or kv_cache_dtype: fp8"
+            f"kv_cache_dtype: fp8, or more nodes per replica (kind: {MULTINODE_KIND})"
         )
     return "use " + " or ".join(options)
 
 
 def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
-    """TP × PP accelerators must be on one node (multi-node serving is a Ray/LWS pattern, not a Deployment)."""
+    """A pod's ranks (TP × PP, divided over ``nodes`` for ``vllm_multinode``) must be on one node; where no node
+    holds them, the fix is a smaller TP that still fits, another pool, or more nodes per replica."""
     for path, workload in _workloads(config):
-        engine = workload.engine
-        parallel = engine.tensor_parallel_size * engine.pipeline_parallel_size
+        parallel = workload.ranks_per_pod
         instances = pool_instances(config.pool(workload.pool))
         most = max(ranks_per_node(t) for t in instances)
-        if parallel > most:
-            unit = "NeuronCores" if instances[0].accelerator is AcceleratorKind.NEURON else "GPUs"
-            bigger = sorted(
-                {
-                    t.name
-                    for p in config.compute.pools
-                    for t in pool_instances(p)
-                    if t.accelerator is instances[0].accelerator and ranks_per_node(t) >= parallel
-                }
-            )
-            suggestions = _parallel_suggestions(config, path, workload, most) if _SUGGEST.get() else ()
-            options = []
-            for changes in suggestions:
-                if f"{path}.pool" in changes:
-                    name = changes[f"{path}.pool"]
-                    kinds = ", ".join(sorted(t.name for t in pool_instances(config.pool(name))))
-                    options.append(f"pool {name} ({kinds})")
-                else:
-                    options.append(f"tensor_parallel_size {changes[f'{path}.engine.tensor_parallel_size']}")
-            if options:
-                fix = "use " + " or ".join(options)
+        if parallel <= most:
+            continue
+        unit = "NeuronCores" if instances[0].accelerator is AcceleratorKind.NEURON else "GPUs"
+        bigger = sorted(
+            {
+                t.name
+                for p in config.compute.pools
+                for t in pool_instances(p)
+                if t.accelerator is instances[0].accelerator and ranks_per_node(t) >= parallel
+            }
+        )
+        suggestions = _parallel_suggestions(config, path, workload, most) if _SUGGEST.get() else ()
+        options = []
+        for changes in suggestions:
+            if f"{path}.nodes" in changes:
+                options.append(_describe(changes))
+            elif f"{path}.pool" in changes:
+                name = changes[f"{path}.pool"]
+                kinds = ", ".join(sorted(t.name for t in pool_instances(config.pool(name))))
+                options.append(f"pool {name} ({kinds})")
             else:
-                fix = (
-                    "no pool's node holds it with a TP that fits: add a pool of "
-                    f"{', '.join(bigger) if bigger else f'instances with ≥ {parallel} {unit}'} (serving across nodes "
-                    "is not available in inferstack yet)"
-                )
-            yield Finding(
-                rule=PARALLEL_NODE,
-                path=f"{path}.engine.tensor_parallel_size",
-                message=f"tensor_parallel_size × pipeline_parallel_size = {parallel}, but pool {workload.pool!r} has "
-                f"at most {most} {unit} per node",
-                fix=fix,
-                suggestions=suggestions,
+                options.append(f"tensor_parallel_size {changes[f'{path}.engine.tensor_parallel_size']}")
+        if options:
+            fix = "use " + " or ".join(options)
+        else:
+            fix = (
+                "no pool's node holds it with a TP that fits: add a pool of "
+                f"{', '.join(bigger) if bigger else f'instances with ≥ {parallel} {unit}'}, or serve it across "
+                f"nodes (kind: {MULTINODE_KIND}, GPU pools)"
             )
+        spread = f" per node ({workload.nodes} nodes)" if workload.nodes > 1 else ""
+        yield Finding(
+            rule=PARALLEL_NODE,
+            path=f"{path}.engine.tensor_parallel_size",
+            message=f"tensor_parallel_size × pipeline_parallel_size = {workload.ranks}"
+            f"{f' is {parallel}' + spread if spread else ''}, but pool {workload.pool!r} has at most {most} {unit} "
+            "per node",
+            fix=fix,
+            suggestions=suggestions,
+        )
 
 
 def _parallel_suggestions(
-    config: InferstackConfig, path: str, workload: WorkloadConfig, most: int
+    config: InferstackConfig, path: str, workload: VllmWorkloadConfig, most: int
 ) -> tuple[dict[str, Any], ...]:
-    """The largest TP the pool's nodes hold, or another pool that holds the current TP — checked to pass."""
+    """The largest TP the pool's nodes hold, another pool that holds the current TP, or more nodes per replica —
+    each checked to pass."""
     found: list[dict[str, Any]] = []
     heads = workload.model.arch.attention_heads
-    for tp in range(most // workload.engine.pipeline_parallel_size, 0, -1):
+    for tp in range(most * workload.nodes // workload.engine.pipeline_parallel_size, 0, -1):
         changes = {f"{path}.engine.tensor_parallel_size": tp}
         if heads % tp == 0 and _viable(config, changes):
             found.append(changes)
@@ -240,7 +296,7 @@ def _parallel_suggestions(
         changes = {f"{path}.pool": pool.name}
         if pool.name != workload.pool and _viable(config, changes):
             found.append(changes)
-    return tuple(found)
+    return (*found, *_more_nodes(config, path, workload))
 
 
 def check_tp_heads(config: InferstackConfig) -> Iterator[Finding]:
@@ -302,40 +358,48 @@ def check_neuron_artifacts(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
-    """The pod's requests, node selector and tolerations fit a node of its pool ("will it schedule")."""
-    for index, workload in enumerate(config.workloads):
-        plan = resolve(config).workloads[index].server.pod
+    """Every role's pod (requests, node selector, tolerations) fits a node of its pool ("will it schedule")."""
+    for resolved in resolve(config).workloads:
+        index, workload = resolved.index, resolved.config
         pool = config.pool(workload.pool)
-        fits, reason = fits_node(plan, pool)
-        if fits:
-            continue
-        others = []
-        for candidate in config.compute.pools:
-            if candidate.name == pool.name:
+        seen: list[PodPlan] = []
+        for role in resolved.roles.values():
+            if role.pod in seen:
+                continue  # a leader and its workers are the same pod
+            seen.append(role.pod)
+            plan = role.pod
+            fits, reason = fits_node(plan, pool)
+            if fits:
                 continue
-            moved = PodPlan(
-                **{
-                    **plan.__dict__,
-                    "node_selector": {"inferstack.io/pool": candidate.name},
-                    "tolerations": plan.tolerations | _taints(candidate),
-                }
+            others = []
+            for candidate in config.compute.pools:
+                if candidate.name == pool.name:
+                    continue
+                moved = PodPlan(
+                    **{
+                        **plan.__dict__,
+                        "node_selector": {"inferstack.io/pool": candidate.name},
+                        "tolerations": plan.tolerations | _taints(candidate),
+                    }
+                )
+                ok, instance = fits_node(moved, candidate)
+                changes = {f"workloads[{index}].pool": candidate.name}
+                if ok and _SUGGEST.get() and _viable(config, changes):
+                    others.append((f"{candidate.name} ({instance})", changes))
+            fix = (
+                f"move the workload to pool {' or '.join(text for text, _ in others)}"
+                if others
+                else "add a pool whose instances hold the request, or lower tensor_parallel_size / resources"
             )
-            ok, instance = fits_node(moved, candidate)
-            changes = {f"workloads[{index}].pool": candidate.name}
-            if ok and _SUGGEST.get() and _viable(config, changes):
-                others.append((f"{candidate.name} ({instance})", changes))
-        fix = (
-            f"move the workload to pool {' or '.join(text for text, _ in others)}"
-            if others
-            else "add a pool whose instances hold the request, or lower tensor_parallel_size / resources"
-        )
-        yield Finding(
-            rule=SCHEDULING,
-            path=f"workloads[{index}].pool",
-            message=f"the pod would stay Pending: pool {pool.name!r} cannot run it — {reason}",
-            fix=fix,
-            suggestions=tuple(changes for _, changes in others),
-        )
+            pod = "pod" if len(resolved.roles) == 1 else f"{role.name} pod"
+            yield Finding(
+                rule=SCHEDULING,
+                path=f"workloads[{index}].pool",
+                message=f"the {pod} would stay Pending: pool {pool.name!r} cannot run it — {reason}",
+                fix=fix,
+                suggestions=tuple(changes for _, changes in others),
+            )
+            break
 
 
 def _taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> frozenset[tuple[str, str]]:
@@ -358,21 +422,28 @@ def _viable(config: InferstackConfig, changes: Mapping[str, Any]) -> bool:
 
 def check_startup(config: InferstackConfig) -> Iterator[Finding]:
     """An explicit startup timeout must cover the estimated model load, or Kubernetes kills the loading pod."""
-    for index, workload in enumerate(config.workloads):
+    for resolved in resolve(config).workloads:
+        workload, index = resolved.config, resolved.index
         if workload.startup_timeout_seconds is None:
             continue
-        accelerator = config.pool(workload.pool).accelerator
-        needed = startup_seconds(workload, accelerator)
+        needed = resolved.server.pod.estimated_startup_seconds
         if workload.startup_timeout_seconds < needed:
+            nodes = workload_nodes(workload)
+            group = f" (a 1/{nodes} shard on each of {nodes} nodes, then the group forms)" if nodes > 1 else ""
             yield Finding(
                 rule=STARTUP,
                 path=f"workloads[{index}].startup_timeout_seconds",
                 message=f"{workload.startup_timeout_seconds}s is shorter than the ~{needed}s estimated to load "
-                f"{workload.model.arch.weights_gib:.0f} GiB from {workload.model.source.type.value} and start the "
-                "engine: the pod would be restarted in a loop",
+                f"{workload.model.arch.weights_gib:.0f} GiB from {workload.model.source.type.value}{group} and start "
+                "the engine: the pod would be restarted in a loop",
                 fix=f"set startup_timeout_seconds ≥ {needed} or remove it (inferstack sizes it from the model)",
                 suggestions=({f"workloads[{index}].startup_timeout_seconds": needed},),
             )
+
+
+def workload_nodes(workload: object) -> int:
+    """Nodes one replica spans (1 for single-node kinds)."""
+    return int(getattr(workload, "nodes", 1))
 
 
 def check_neuron_stack(config: InferstackConfig) -> Iterator[Finding]:
@@ -433,7 +504,7 @@ def check_neuron_stack(config: InferstackConfig) -> Iterator[Finding]:
 def _neuron_compile_capacity(
     config: InferstackConfig,
     path: str,
-    workload: WorkloadConfig,
+    workload: VllmWorkloadConfig,
     pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig,
 ) -> Iterator[Finding]:
     """The servers hold their Neuron devices while they wait for the compile Job, which needs the same devices: the

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelSourceType, WorkloadConfig
+from inferstack.config.workloads import ModelSourceType, WorkloadBase
 from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 from inferstack.rules.base import Finding, Rule
 
@@ -25,7 +25,7 @@ CACHE_HEADROOM = 0.05
 _BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT)
 
 
-def _workloads(config: InferstackConfig) -> Iterator[tuple[str, WorkloadConfig]]:
+def _workloads(config: InferstackConfig) -> Iterator[tuple[str, WorkloadBase]]:
     for index, workload in enumerate(config.workloads):
         yield f"workloads[{index}]", workload
 
@@ -166,7 +166,7 @@ def check_disk(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def _neuron_disk(
-    path: str, workload: WorkloadConfig, pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig
+    path: str, workload: WorkloadBase, pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig
 ) -> Iterator[Finding]:
     """The compile Job holds a copy of the weights and its scratch on one node (the server holds the copy too)."""
     needed = neuron_model_volume_gib(workload) + NEURON_COMPILE_SCRATCH_GIB

@@ -191,7 +191,7 @@ class StorageStack(cdk.Stack):
         prefix, key = workload.model.bucket_prefix, f"{workload.namespace}-{workload.name}"
         bucket, bucket_key = self._imported(scope)
         objects = f"Resource::{nag_render(cdk.Stack.of(scope).resolve(bucket.bucket_arn))}/{prefix}*"
-        if resolved.server.reads_bucket:
+        if resolved.readers:
             roles.reader = pod_identity_role(scope, f"Reader-{key}", f"Reads s3 prefix {prefix} for {key}")
             self._grant(roles.reader, prefix, READ_OBJECT, ["kms:Decrypt"], bucket, bucket_key)
             acknowledge(roles.reader, "IAM5", PREFIX_WILDCARD, (objects,))

@@ -22,12 +22,12 @@ from constructs import Construct
 
 from inferstack.charts.platform_base import PlatformBaseChart
 from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart, namespaces_to_create
-from inferstack.config.engine import AutoscalerKind
+from inferstack.config.kinds import kind_of, load
 from inferstack.config.model import InferstackConfig
 from inferstack.plan import ResolvedWorkload, resolve
 from inferstack.stacks.compute import add_chart_manifest
-from inferstack.stacks.observability import add_keda, add_prometheus_stack
 from inferstack.stacks.storage import StorageStack
+from inferstack.stacks.workload_operators import WORKLOAD_OPERATORS
 
 #: Rendered chart JSON per workloads stack, bytes. The template embeds it escaped, plus identities and wrappers:
 #: 450 KB of charts stays well under CloudFormation's 1 MB template limit.
@@ -64,9 +64,11 @@ def storage_refs(config: InferstackConfig, storage: StorageStack | None) -> Stor
 def render_workloads(config: InferstackConfig, storage: StorageStack | None) -> list[RenderedWorkload]:
     """Build every workload's chart once (its size decides the sharding)."""
     app, refs = cdk8s.App(), storage_refs(config, storage)
+    version = config.cluster.kubernetes_version
     rendered = []
     for workload in resolve(config).workloads:
-        chart = WorkloadChart(app, f"{workload.namespace}-{workload.name}", workload, refs)
+        factory = load(kind_of(workload.config).chart)
+        chart = factory(app, f"{workload.namespace}-{workload.name}", workload, refs, kubernetes_version=version)
         rendered.append(RenderedWorkload(workload, chart, len(json.dumps(chart.to_json()))))
     return rendered
 
@@ -138,19 +140,20 @@ class WorkloadsStack(cdk.Stack):
             self._identities(workload)
             manifest = add_chart_manifest(self, f"Workload-{workload.namespace}-{workload.name}", cluster, item.chart)
             addons = storage.addons.values() if storage is not None else ()
-            for dependency in (*self.namespaces, *addons, *self.operators.values()):
+            operators = [self.operators[name] for name in sorted(workload.operators) if name in self.operators]
+            for dependency in (*self.namespaces, *addons, *operators):
                 manifest.node.add_dependency(dependency)
             self.charts[workload.name] = item.chart
             self.manifests[workload.name] = manifest
 
     def _install_operators(self) -> None:
-        """Operators whose CRDs any workload (in any shard) uses."""
-        observability, workloads = self.config.observability, self.config.workloads
-        if observability.install_prometheus_stack and any(w.monitoring for w in workloads):
-            self.operators["prometheus"] = add_prometheus_stack(self, self.cluster, observability)
-        keda = [w for w in workloads if w.autoscaling is not None and w.autoscaling.kind is AutoscalerKind.KEDA]
-        if observability.install_keda and keda:
-            self.operators["keda"] = add_keda(self, self.cluster)
+        """Operators whose CRDs any workload (in any shard) uses (the plan says which; the config may leave one out
+        when the cluster already runs it). A workload's objects wait for the operators they need."""
+        needed = sorted({name for workload in resolve(self.config).workloads for name in workload.operators})
+        for name in needed:
+            chart = WORKLOAD_OPERATORS[name](self, self.cluster, self.config)
+            if chart is not None:
+                self.operators[name] = chart
 
     def _associate(self, workload: ResolvedWorkload, service_account: str, role: iam.IRole) -> None:
         eks.CfnPodIdentityAssociation(
@@ -167,6 +170,7 @@ class WorkloadsStack(cdk.Stack):
             return
         roles = self.storage.add_workload_roles(self, workload)
         if roles.reader is not None:
-            self._associate(workload, workload.server.service_account, roles.reader)
+            for account in workload.readers:
+                self._associate(workload, account, roles.reader)
         if roles.sync is not None:
             self._associate(workload, workload.writer_service_account, roles.sync)

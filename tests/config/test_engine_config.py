@@ -111,7 +111,7 @@ def test_known_engine_flags_pass_and_name_the_checked_version():
         }
     )
     assert config.workloads[0].engine.flags_version is None  # no explicit image: the platform checks
-    assert config.engine_flags_version(config.workloads[0]) == "0.19.0"
+    assert config.workloads[0].flags_version(config.pool("gpu").accelerator) == "0.19.0"
 
 
 def test_other_spellings_of_managed_flags_are_refused():

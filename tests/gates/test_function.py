@@ -17,6 +17,7 @@ from inferstack.config import InferstackConfig
 from inferstack.constructs.checks.pod_security import Level, check_manifests, namespace_levels
 from inferstack.constructs.checks.pods import all_pod_templates
 from inferstack.constructs.checks.references import External, check_references
+from inferstack.plan import resolve
 
 #: Flag list used for an engine release inferstack carries none of (the Neuron DLC's vLLM 0.16): the nearest
 #: vendored release. Every flag inferstack renders for Neuron is in 0.19.0 and 0.33.0 alike and works on 0.16
@@ -224,7 +225,8 @@ def _release(image: str) -> str:
 def test_every_rendered_engine_flag_exists_in_the_pinned_engine(any_app):
     problems = {}
     containers = list(_vllm_containers(any_app.kubernetes_objects()))
-    assert len(containers) == len(any_app.config.workloads), "one vllm serve container per workload"
+    roles = sum(len(w.roles) for w in resolve(any_app.config).workloads)
+    assert len(containers) == roles, "one vllm serve container per role of each workload"
     for pod, container in containers:
         flags = vllm_flags(_release(container["image"]))
         unknown = flags.parse(container["args"][1:])  # args[0]: the model, positional

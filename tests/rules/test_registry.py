@@ -43,8 +43,24 @@ LLAMA_1B = {"id": "meta-llama/Llama-3.2-1B-Instruct", "hf_token_secret": {"name"
 LLAMA_70B = {"id": "meta-llama/Llama-3.1-70B-Instruct", "hf_token_secret": {"name": "hf-token"}}
 ON_INF2 = {"pool": "inf2", "engine": {"tensor_parallel_size": 2}}  # 2 NeuronCores = 1 Inferentia2 device
 FROM_FSX = {"model": {"source": {"type": "fsx"}}}
+#: Llama-3.1-70B as one replica over two g6e.12xlarge (4 L40S each): TP 4 per node × PP 2 across the nodes.
+MULTINODE = {
+    "kind": "vllm_multinode",
+    "nodes": 2,
+    "model": LLAMA_70B,
+    "engine": {"tensor_parallel_size": 4, "pipeline_parallel_size": 2},
+}
+#: The same on two p5.48xlarge (the EFA node group P5_EFA_GROUP, max_size 2) with EFA.
+MULTINODE_P5 = {
+    **MULTINODE,
+    "pool": "p5",
+    "efa": True,
+    "engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2},
+}
+#: A vLLM image with the EFA stack (libfabric + aws-ofi-nccl), built by the user.
+EFA_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm-efa:v0.19.0"
 #: Rules whose findings are warnings (printed, synth goes on); every other rule's findings here are errors.
-WARNING_RULES = frozenset({"ENGINE-FLAGS-UNVERIFIED"})
+WARNING_RULES = frozenset({"ENGINE-FLAGS-UNVERIFIED", "MULTINODE-ZONE", "MULTINODE-EFA", "MULTINODE-EFA-IMAGE"})
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
 #: is also a pod asking for more devices than any node of its pool has.
 ALSO_TRIPS: dict[str, tuple[str, ...]] = {"PARALLEL-NODE": ("SCHEDULING",)}
@@ -219,6 +235,35 @@ CASES: dict[str, tuple[dict, dict]] = {
         workload(monitoring=False),
         workload(monitoring=True),
     ),
+    # multi-node
+    "MULTINODE-ACCELERATOR": case(
+        merge(workload(**MULTINODE), gpu_pool(availability_zone=0)),
+        workload(pool="general"),
+        workload(pool="gpu"),
+    ),
+    "MULTINODE-CAPACITY": case(
+        merge(workload(**MULTINODE), gpu_pool(availability_zone=0)),
+        workload(replicas=9),  # 9 × 2 nodes × 4 GPUs = 72 > the pool's 64
+        workload(replicas=8),
+    ),
+    "MULTINODE-ZONE": case(
+        workload(**MULTINODE),
+        {},
+        gpu_pool(availability_zone=0),
+    ),
+    "MULTINODE-EFA": case(
+        merge(
+            {"compute": {"node_groups": [P5_EFA_GROUP]}},
+            merge(workload(**MULTINODE_P5), workload(engine={"image": EFA_IMAGE})),
+        ),
+        workload(efa=False),
+        workload(efa=True),
+    ),
+    "MULTINODE-EFA-IMAGE": case(
+        merge({"compute": {"node_groups": [P5_EFA_GROUP]}}, workload(**MULTINODE_P5)),
+        {},
+        workload(engine={"image": EFA_IMAGE}),
+    ),
     # engine flags
     "ENGINE-FLAGS-UNVERIFIED": case(
         workload(engine={"extra_args": ["--disable-log-stats"]}),
@@ -342,7 +387,7 @@ STRUCTURAL = [r.id for r in RULES if not r.acknowledgeable]
 
 
 def test_only_rules_the_platform_cannot_be_built_without_refuse_acknowledgement():
-    assert STRUCTURAL == ["MODEL-SOURCE-BACKEND", "NEURON-ARTIFACTS"]
+    assert STRUCTURAL == ["MODEL-SOURCE-BACKEND", "NEURON-ARTIFACTS", "MULTINODE-ACCELERATOR"]
 
 
 @pytest.mark.parametrize("rule_id", STRUCTURAL)

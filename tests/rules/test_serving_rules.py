@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from inferstack.config import parse_config
-from inferstack.plan.placement import pod_plan
+from inferstack.plan import resolve
 from inferstack.rules import serving, storage
 from inferstack.rules.base import Severity
 
@@ -66,7 +66,7 @@ class TestNeuron:
     def test_whole_devices_are_compliant(self):
         config = cfg({"pool": "inf2", "engine": {"tensor_parallel_size": 4}}, pools=(INF2,))
         assert list(serving.check_neuron_cores(config)) == []
-        assert pod_plan(config, config.workloads[0]).accelerators == 2  # 4 cores = 2 Inferentia2 devices
+        assert resolve(config).workloads[0].server.pod.accelerators == 2  # 4 cores = 2 Inferentia2 devices
 
     def test_odd_core_count_is_flagged(self):
         config = cfg({"pool": "inf2", "engine": {"tensor_parallel_size": 1}}, pools=(INF2,))
@@ -103,7 +103,7 @@ class TestScheduling:
 
     def test_efa_request_takes_every_device_of_an_efa_node(self):
         config = cfg({"efa": True, "pool": "a100", "model": LLAMA_70B, "engine": {"tensor_parallel_size": 8}})
-        assert pod_plan(config, config.workloads[0]).requests["vpc.amazonaws.com/efa"] == "4"
+        assert resolve(config).workloads[0].server.pod.requests["vpc.amazonaws.com/efa"] == "4"
         assert list(serving.check_scheduling(config)) == []
 
 
@@ -111,7 +111,7 @@ class TestStartup:
     def test_default_startup_is_sized_from_the_model(self):
         config = cfg({"model": LLAMA_70B, "pool": "a100", "engine": {"tensor_parallel_size": 8}})
         assert list(serving.check_startup(config)) == []
-        assert pod_plan(config, config.workloads[0]).startup_seconds >= 300
+        assert resolve(config).workloads[0].server.pod.startup_seconds >= 300
 
     def test_too_short_startup_is_flagged(self):
         config = cfg({"startup_timeout_seconds": 60})

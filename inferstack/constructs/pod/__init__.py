@@ -129,6 +129,105 @@ def validate(owner: str, props: ServingPodProps) -> None:
             raise check.PropError(f"{owner}: autoscaling needs the engine's queue_metric")
 
 
+def serving_container(
+    props: ServingPodProps,
+    *,
+    serves: bool = True,
+    command: Sequence[str] | None = None,
+    args: Sequence[str] | None = None,
+) -> k8s.Container:
+    """The engine container: hardened (non-root with a writable HOME and /tmp, no privilege escalation, no
+    capabilities), accelerator and EFA requests = limits, ``/dev/shm``. ``serves``: it serves HTTP on
+    ``props.port`` — startup probe sized to the model load, readiness and liveness on the health path, a preStop
+    pause; False for a multi-node worker, which serves nothing (no port, no probes). ``command``/``args``: instead
+    of the props' (e.g. a worker's). Default: the props'."""
+    env = [
+        k8s.EnvVar(name="HOME", value=props.home),
+        k8s.EnvVar(name="USER", value=props.user),
+        k8s.EnvVar(name="LOGNAME", value=props.user),
+        *props.env,
+    ]
+    health = k8s.HttpGetAction(path=props.health_path, port=k8s.IntOrString.from_number(props.port))
+    probes: dict[str, Any] = {}
+    ports: list[k8s.ContainerPort] = []
+    if serves:
+        ports = [
+            k8s.ContainerPort(name="http", container_port=props.port),
+            *(k8s.ContainerPort(name=name, container_port=port) for name, port in sorted(props.ports.items())),
+        ]
+        probes = {
+            "startup_probe": k8s.Probe(
+                http_get=health,
+                period_seconds=PROBE_PERIOD_SECONDS,
+                timeout_seconds=5,
+                failure_threshold=max(1, props.startup_seconds // PROBE_PERIOD_SECONDS),
+            ),
+            "readiness_probe": k8s.Probe(http_get=health, period_seconds=10, timeout_seconds=5, failure_threshold=3),
+            "liveness_probe": k8s.Probe(http_get=health, period_seconds=15, timeout_seconds=5, failure_threshold=4),
+            "lifecycle": k8s.Lifecycle(pre_stop=k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=PRE_STOP_SECONDS))),
+        }
+    return k8s.Container(
+        name=props.container_name,
+        image=props.image,
+        command=list(props.command if command is None else command),
+        args=list(props.args if args is None else args),
+        ports=ports or None,
+        env=env,
+        resources=k8s.ResourceRequirements(requests=_quantities(props.requests), limits=_quantities(props.limits)),
+        security_context=k8s.SecurityContext(
+            run_as_non_root=True,
+            run_as_user=SERVING_UID,
+            run_as_group=SERVING_UID,
+            allow_privilege_escalation=False,
+            capabilities=k8s.Capabilities(drop=["ALL"]),
+        ),
+        volume_mounts=[
+            k8s.VolumeMount(name="shm", mount_path="/dev/shm"),  # noqa: S108 - memory-backed emptyDir
+            k8s.VolumeMount(name="home", mount_path=props.home),
+            k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - a pod-local emptyDir
+            *props.mounts,
+        ],
+        **probes,
+    )
+
+
+def pod_template(
+    props: ServingPodProps, labels: Mapping[str, str], container: k8s.Container | None = None
+) -> k8s.PodTemplateSpec:
+    """The serving pod: ``container`` (default :func:`serving_container` of ``props``), the volumes it mounts
+    (memory-backed ``/dev/shm``, HOME, /tmp, the model's), init containers, service account without a token,
+    priority, scheduler, node selector, tolerations, RuntimeDefault seccomp and the termination grace period."""
+    volumes = [
+        k8s.Volume(
+            name="shm",
+            empty_dir=k8s.EmptyDirVolumeSource(
+                medium="Memory", size_limit=k8s.Quantity.from_string(f"{props.shm_gib:g}Gi")
+            ),
+        ),
+        k8s.Volume(name="home", empty_dir=k8s.EmptyDirVolumeSource()),
+        k8s.Volume(name="tmp", empty_dir=k8s.EmptyDirVolumeSource()),
+        *props.volumes,
+    ]
+    return k8s.PodTemplateSpec(
+        metadata=k8s.ObjectMeta(labels=dict(labels), annotations=dict(props.annotations) or None),
+        spec=k8s.PodSpec(
+            service_account_name=props.service_account,
+            automount_service_account_token=False,
+            priority_class_name=props.priority_class,
+            scheduler_name=props.scheduler_name,
+            node_selector=dict(props.node_selector),
+            tolerations=tolerations(props.tolerations) or [],
+            termination_grace_period_seconds=props.termination_grace_seconds,
+            security_context=k8s.PodSecurityContext(
+                fs_group=SERVING_UID, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
+            ),
+            init_containers=list(props.init_containers) or None,
+            containers=[container or serving_container(props)],
+            volumes=volumes,
+        ),
+    )
+
+
 class ServingWorkload(Construct):
     """Deployment + Service + PodDisruptionBudget (+ PodMonitor, ScaledObject/HPA) of one serving engine.
 
@@ -153,58 +252,8 @@ class ServingWorkload(Construct):
         }
         self.labels = labels
         pod_labels = {**props.labels, **labels}
-        env = [
-            k8s.EnvVar(name="HOME", value=props.home),
-            k8s.EnvVar(name="USER", value=props.user),
-            k8s.EnvVar(name="LOGNAME", value=props.user),
-            *props.env,
-        ]
-        health = k8s.HttpGetAction(path=props.health_path, port=k8s.IntOrString.from_number(props.port))
-        container = k8s.Container(
-            name=props.container_name,
-            image=props.image,
-            command=list(props.command),
-            args=list(props.args),
-            ports=[
-                k8s.ContainerPort(name="http", container_port=props.port),
-                *(k8s.ContainerPort(name=name, container_port=port) for name, port in sorted(props.ports.items())),
-            ],
-            env=env,
-            resources=k8s.ResourceRequirements(requests=_quantities(props.requests), limits=_quantities(props.limits)),
-            startup_probe=k8s.Probe(
-                http_get=health,
-                period_seconds=PROBE_PERIOD_SECONDS,
-                timeout_seconds=5,
-                failure_threshold=max(1, props.startup_seconds // PROBE_PERIOD_SECONDS),
-            ),
-            readiness_probe=k8s.Probe(http_get=health, period_seconds=10, timeout_seconds=5, failure_threshold=3),
-            liveness_probe=k8s.Probe(http_get=health, period_seconds=15, timeout_seconds=5, failure_threshold=4),
-            lifecycle=k8s.Lifecycle(pre_stop=k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=PRE_STOP_SECONDS))),
-            security_context=k8s.SecurityContext(
-                run_as_non_root=True,
-                run_as_user=SERVING_UID,
-                run_as_group=SERVING_UID,
-                allow_privilege_escalation=False,
-                capabilities=k8s.Capabilities(drop=["ALL"]),
-            ),
-            volume_mounts=[
-                k8s.VolumeMount(name="shm", mount_path="/dev/shm"),  # noqa: S108 - memory-backed emptyDir
-                k8s.VolumeMount(name="home", mount_path=props.home),
-                k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - a pod-local emptyDir
-                *props.mounts,
-            ],
-        )
-        volumes = [
-            k8s.Volume(
-                name="shm",
-                empty_dir=k8s.EmptyDirVolumeSource(
-                    medium="Memory", size_limit=k8s.Quantity.from_string(f"{props.shm_gib:g}Gi")
-                ),
-            ),
-            k8s.Volume(name="home", empty_dir=k8s.EmptyDirVolumeSource()),
-            k8s.Volume(name="tmp", empty_dir=k8s.EmptyDirVolumeSource()),
-            *props.volumes,
-        ]
+        self.pod_labels = pod_labels
+        template = pod_template(props, pod_labels)
         replicas = props.autoscaling.min_replicas if props.autoscaling else props.replicas
         self.deployment = k8s.KubeDeployment(
             self,
@@ -219,24 +268,7 @@ class ServingWorkload(Construct):
                         max_surge=k8s.IntOrString.from_number(1), max_unavailable=k8s.IntOrString.from_number(0)
                     ),
                 ),
-                template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels=pod_labels, annotations=dict(props.annotations) or None),
-                    spec=k8s.PodSpec(
-                        service_account_name=props.service_account,
-                        automount_service_account_token=False,
-                        priority_class_name=props.priority_class,
-                        scheduler_name=props.scheduler_name,
-                        node_selector=dict(props.node_selector),
-                        tolerations=tolerations(props.tolerations) or [],
-                        termination_grace_period_seconds=props.termination_grace_seconds,
-                        security_context=k8s.PodSecurityContext(
-                            fs_group=SERVING_UID, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
-                        ),
-                        init_containers=list(props.init_containers) or None,
-                        containers=[container],
-                        volumes=volumes,
-                    ),
-                ),
+                template=template,
             ),
         )
         self.service = k8s.KubeService(

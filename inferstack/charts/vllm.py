@@ -1,0 +1,174 @@
+"""VllmChart: the ``vllm`` kind — one vLLM server per replica (:class:`~inferstack.constructs.vllm.VllmServer` on the
+shared serving pod), on Neuron with the compile Job that stores the compiled model next to the weights."""
+
+from __future__ import annotations
+
+from cdk8s_plus_36 import k8s
+
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.kubernetes import NEURON_SCHEDULER
+from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.config.workloads import ModelSourceType, VllmWorkloadConfig
+from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
+from inferstack.constructs.model_source import ModelLoading
+from inferstack.constructs.model_sync import SYNC_MARKER
+from inferstack.constructs.neuron import (
+    COMPILED_DIR,
+    MODEL_DIR,
+    NeuronCompileJob,
+    NeuronCompileJobProps,
+    artifacts_prefix,
+    fetch_init_container,
+    neuron_kv_cache,
+)
+from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS, Autoscaling, EngineArgs, VllmServer, VllmServerProps
+from inferstack.plan import ResolvedWorkload
+from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
+
+
+def engine_args_of(workload: VllmWorkloadConfig, neuron: bool) -> EngineArgs:
+    """The typed vLLM settings of ``workload`` as the construct's engine flags (on Neuron with the compiled KV
+    layout: block size and block count)."""
+    engine, model = workload.engine, workload.model
+    parser = None
+    if engine.tool_calling is not None:
+        parser = engine.tool_calling.parser or model.arch.tool_call_parser
+    kv = neuron_kv_cache(engine.max_model_len, engine.max_num_seqs, engine.enable_prefix_caching) if neuron else None
+    return EngineArgs(
+        tensor_parallel_size=engine.tensor_parallel_size,
+        pipeline_parallel_size=engine.pipeline_parallel_size,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+        max_model_len=engine.max_model_len,
+        max_num_seqs=engine.max_num_seqs,
+        max_num_batched_tokens=engine.max_num_batched_tokens,
+        dtype=engine.dtype.value,
+        quantization=engine.quantization.value if engine.quantization else None,
+        kv_cache_dtype=engine.kv_cache_dtype.value,
+        enable_prefix_caching=engine.enable_prefix_caching,
+        enable_chunked_prefill=engine.enable_chunked_prefill,
+        enforce_eager=engine.enforce_eager,
+        tool_call_parser=parser,
+        mistral_format=model.arch.mistral_format,
+        lmcache=engine.lmcache is not None,
+        block_size=kv.block_size if kv else None,
+        num_gpu_blocks_override=kv.num_blocks if kv else None,
+        extra=engine.extra_args,
+    )
+
+
+def engine_env(workload: VllmWorkloadConfig) -> dict[str, str]:
+    """The engine environment the typed settings need: offline hub for bucket/image sources, LMCache settings."""
+    engine = workload.engine
+    env: dict[str, str] = {}
+    if workload.model.source.type is not ModelSourceType.HF:
+        env["HF_HUB_OFFLINE"] = "1"
+    if engine.lmcache is not None:
+        env |= {
+            "VLLM_ATTENTION_BACKEND": "FLASHINFER",
+            "PYTHONHASHSEED": "0",
+            "LMCACHE_LOCAL_CPU": "True",
+            "LMCACHE_MAX_LOCAL_CPU_SIZE": f"{engine.lmcache.cpu_cache_gib:g}",
+            "LMCACHE_CHUNK_SIZE": str(engine.lmcache.chunk_size),
+        }
+    return env
+
+
+class VllmChart(WorkloadChart):
+    """The ``vllm`` kind: the workload's storage plumbing plus its vLLM server (and Neuron compile Job)."""
+
+    server: VllmServer
+
+    def serve(self, resolved: ResolvedWorkload, refs: StorageRefs) -> None:
+        workload = resolved.config
+        assert isinstance(workload, VllmWorkloadConfig)
+        model = workload.model
+        plan = resolved.server.pod
+        neuron = plan.accelerator is AcceleratorKind.NEURON
+        engine_args = engine_args_of(workload, neuron)
+        env = engine_env(workload)
+        loading, init, volumes = self.loading, [], []
+        image = resolved.image
+        if neuron and refs.bucket:
+            artifacts = artifacts_prefix(model.bucket_prefix, engine_args, image)
+            env |= {"NEURON_COMPILED_ARTIFACTS": COMPILED_DIR}
+            loading = ModelLoading(
+                model=MODEL_DIR,
+                mounts=[
+                    k8s.VolumeMount(name="model", mount_path=MODEL_DIR, read_only=True),
+                    k8s.VolumeMount(name="compiled", mount_path=COMPILED_DIR, read_only=True),
+                ],
+            )
+            size = neuron_model_volume_gib(workload)
+            volumes = [
+                k8s.Volume(
+                    name="model", empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{size}Gi"))
+                ),
+                k8s.Volume(name="compiled", empty_dir=k8s.EmptyDirVolumeSource()),
+            ]
+            init = [
+                fetch_init_container(
+                    bucket=refs.bucket, model_prefix=model.bucket_prefix, artifacts=artifacts, region=refs.region
+                )
+            ]
+            NeuronCompileJob(
+                self,
+                "neuron-compile",
+                NeuronCompileJobProps(
+                    name=f"{workload.name}-neuron-compile",
+                    namespace=workload.namespace,
+                    service_account=resolved.writer_service_account,
+                    image=image,
+                    bucket=refs.bucket,
+                    model_prefix=model.bucket_prefix,
+                    artifacts_prefix=artifacts,
+                    region=refs.region,
+                    engine=engine_args,
+                    requests=plan.requests,
+                    limits=plan.limits,
+                    node_selector=plan.node_selector,
+                    tolerations=sorted(plan.tolerations),
+                    model_gib=size,
+                    scratch_gib=NEURON_COMPILE_SCRATCH_GIB,
+                    env={"SYNC_MARKER": f"{model.bucket_prefix}{SYNC_MARKER}"} if resolved.sync else {},
+                    priority_class=BATCH_PRIORITY_CLASS,
+                    scheduler_name=NEURON_SCHEDULER,
+                ),
+            )
+        else:
+            init = self.wait_for_model(resolved, refs)
+        scaling = workload.autoscaling
+        self.server = VllmServer(
+            self,
+            "server",
+            VllmServerProps(
+                name=workload.name,
+                namespace=workload.namespace,
+                image=image,
+                model=loading,
+                served_model_name=model.name,
+                engine=engine_args,
+                service_account=resolved.server.service_account,
+                requests=plan.requests,
+                limits=plan.limits,
+                node_selector=plan.node_selector,
+                tolerations=sorted(plan.tolerations),
+                startup_seconds=plan.startup_seconds,
+                replicas=workload.replicas,
+                shm_gib=workload.resources.shm_gib,
+                env=env,
+                init_containers=init,
+                extra_volumes=volumes,
+                autoscaling=Autoscaling(
+                    kind=scaling.kind.value,
+                    min_replicas=scaling.min_replicas,
+                    max_replicas=scaling.max_replicas,
+                    target_waiting_requests=scaling.target_waiting_requests,
+                    prometheus_url=scaling.prometheus_url,
+                )
+                if scaling
+                else None,
+                monitoring=workload.monitoring,
+                priority_class=SERVING_PRIORITY_CLASS,
+                scheduler_name=NEURON_SCHEDULER if neuron else None,
+            ),
+        )

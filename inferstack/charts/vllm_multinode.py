@@ -1,0 +1,58 @@
+"""VllmMultinodeChart: the ``vllm_multinode`` kind — one vLLM replica across ``nodes`` nodes as a LeaderWorkerSet
+group (:class:`~inferstack.constructs.vllm.VllmMultinodeServer`), each pod on its own node with its share of the
+ranks, EFA devices and the libfabric environment on EFA pools."""
+
+from __future__ import annotations
+
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.charts.vllm import engine_args_of, engine_env
+from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
+from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS, VllmMultinodeServer, VllmMultinodeServerProps
+from inferstack.plan import ResolvedWorkload
+
+#: libfabric settings for NCCL over EFA (aws-samples/awsome-distributed-training efa-cheatsheet and its p5 NCCL
+#: tests): the EFA provider, device RDMA (p4d/p5; harmless where libfabric ≥ 1.18 defaults it). They take effect
+#: only in an image with libfabric and the aws-ofi-nccl plugin (rule MULTINODE-EFA-IMAGE).
+EFA_ENV = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"}
+
+
+class VllmMultinodeChart(WorkloadChart):
+    """The ``vllm_multinode`` kind: the workload's storage plumbing plus its LeaderWorkerSet of vLLM groups."""
+
+    server: VllmMultinodeServer
+
+    def serve(self, resolved: ResolvedWorkload, refs: StorageRefs) -> None:
+        workload = resolved.config
+        assert isinstance(workload, VllmMultinodeWorkloadConfig)
+        plan = resolved.server.pod
+        if plan.accelerator is not AcceleratorKind.NVIDIA:  # MULTINODE-ACCELERATOR refuses it before synth
+            raise ValueError(f"{resolved.path}: vllm_multinode runs on NVIDIA GPU pools only")
+        env = engine_env(workload)
+        if plan.efa:
+            env |= EFA_ENV
+        self.server = VllmMultinodeServer(
+            self,
+            "server",
+            VllmMultinodeServerProps(
+                name=workload.name,
+                namespace=workload.namespace,
+                image=resolved.image,
+                model=self.loading,
+                served_model_name=workload.model.name,
+                engine=engine_args_of(workload, neuron=False),
+                service_account=resolved.server.service_account,
+                requests=plan.requests,
+                limits=plan.limits,
+                node_selector=plan.node_selector,
+                tolerations=sorted(plan.tolerations),
+                startup_seconds=plan.startup_seconds,
+                replicas=workload.replicas,
+                shm_gib=workload.resources.shm_gib,
+                env=env,
+                init_containers=self.wait_for_model(resolved, refs),
+                monitoring=workload.monitoring,
+                priority_class=SERVING_PRIORITY_CLASS,
+                nodes=workload.nodes,
+            ),
+        )

@@ -1,0 +1,136 @@
+"""The workload-kind registry: ``kind`` → its config model, plan function, rules, chart factory and the operators it
+needs — registered in one place.
+
+The config model is a class; the plan function, rules and chart factory live in the layers above ``config``
+(``plan``, ``rules``, ``charts``), so the registry names them ``"module:attribute"`` (like a Python entry point) and
+each layer loads its part when it needs it. Imports keep pointing one way, and adding a kind touches no other
+kind's files: one config module, one plan function, its rules, one chart factory and one :func:`register_kind`
+call (built-in kinds: :data:`BUILT_IN_KINDS`). ``workloads[]`` of :class:`~inferstack.config.model.InferstackConfig`
+is the union of the registered config models, discriminated on ``kind`` (default ``vllm``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Union
+
+from pydantic import Discriminator, Tag
+
+from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
+from inferstack.config.workloads import VllmWorkloadConfig, WorkloadBase
+
+#: ``kind`` of a workload that does not say.
+DEFAULT_KIND = "vllm"
+
+Ref = str | Callable[..., Any] | tuple[Any, ...]
+"""A registry entry's part: the object itself, or ``"module:attribute"`` loaded on first use."""
+
+
+@dataclass(frozen=True)
+class WorkloadKind:
+    """One way of serving a model."""
+
+    name: str
+    """The ``kind`` value in the config, e.g. ``vllm_multinode``."""
+    config: type[WorkloadBase]
+    """Its config model (``kind`` a ``Literal`` of :attr:`name`)."""
+    plan: Ref
+    """``(PlanContext, index, workload) -> ResolvedWorkload`` (:mod:`inferstack.plan`)."""
+    chart: Ref
+    """``(scope, id, ResolvedWorkload, StorageRefs) -> cdk8s.Chart`` (:mod:`inferstack.charts`)."""
+    rules: tuple[Ref, ...] = ()
+    """Rule tuples (:class:`inferstack.rules.base.Rule`) that judge this kind; shared ones may repeat."""
+    operators: tuple[str, ...] = ()
+    """Operators its objects need (:mod:`inferstack.stacks.operators` registry names), e.g. ``lws``."""
+    summary: str = ""
+
+
+BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
+    WorkloadKind(
+        name="vllm",
+        config=VllmWorkloadConfig,
+        plan="inferstack.plan.vllm:plan_vllm",
+        chart="inferstack.charts.vllm:VllmChart",
+        rules=("inferstack.rules.serving:RULES", "inferstack.rules.engine_flags:RULES"),
+        summary="vLLM, one server pod per replica (Deployment)",
+    ),
+    WorkloadKind(
+        name="vllm_multinode",
+        config=VllmMultinodeWorkloadConfig,
+        plan="inferstack.plan.vllm:plan_vllm_multinode",
+        chart="inferstack.charts.vllm_multinode:VllmMultinodeChart",
+        rules=(
+            "inferstack.rules.serving:RULES",
+            "inferstack.rules.engine_flags:RULES",
+            "inferstack.rules.multinode:RULES",
+        ),
+        operators=("lws",),
+        summary="vLLM across nodes: a LeaderWorkerSet group per replica, Ray on the leader",
+    ),
+)
+
+KINDS: dict[str, WorkloadKind] = {kind.name: kind for kind in BUILT_IN_KINDS}
+#: Bumped on every registration, so caches of loaded parts know when to reload.
+_generation = [0]
+
+
+def generation() -> int:
+    return _generation[0]
+
+
+def _kind_of(value: Any) -> str | None:
+    kind = value.get("kind", DEFAULT_KIND) if isinstance(value, dict) else getattr(value, "kind", DEFAULT_KIND)
+    return kind if isinstance(kind, str) else None
+
+
+def workload_union() -> Any:
+    """The type of one ``workloads[]`` entry: the registered config models, discriminated on ``kind``."""
+    members = tuple(Annotated[kind.config, Tag(kind.name)] for kind in KINDS.values())
+    valid = ", ".join(KINDS)
+    return Annotated[
+        Union[members],  # noqa: UP007 - a runtime-built union
+        Discriminator(
+            _kind_of,
+            custom_error_type="workload_kind",
+            custom_error_message=f"unknown workload kind — valid kinds: {valid}",
+            custom_error_context={"field": "kind"},
+        ),
+    ]
+
+
+def register_kind(kind: WorkloadKind) -> None:
+    """Add (or replace) a kind; the config model accepts it from now on."""
+    if kind.config.model_fields["kind"].default != kind.name:
+        raise ValueError(f"{kind.config.__name__}.kind must default to {kind.name!r} (a Literal of the kind name)")
+    KINDS[kind.name] = kind
+    _rebuild()
+
+
+def unregister_kind(name: str) -> None:
+    """Remove a kind registered with :func:`register_kind` (built-in kinds stay)."""
+    if name in {k.name for k in BUILT_IN_KINDS}:
+        raise ValueError(f"{name} is a built-in kind")
+    KINDS.pop(name, None)
+    _rebuild()
+
+
+def _rebuild() -> None:
+    from inferstack.config.model import InferstackConfig  # the model is built on this module: import late
+
+    _generation[0] += 1
+    InferstackConfig.model_fields["workloads"].annotation = tuple[workload_union(), ...]
+    InferstackConfig.model_rebuild(force=True)
+
+
+def load(ref: Ref) -> Any:
+    """A registry part: ``ref`` itself, or the attribute ``"module:attribute"`` names."""
+    if not isinstance(ref, str):
+        return ref
+    module, _, attribute = ref.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def kind_of(workload: WorkloadBase) -> WorkloadKind:
+    return KINDS[workload.kind]

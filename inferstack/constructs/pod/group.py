@@ -1,0 +1,137 @@
+"""ServingGroup: one engine replica spread over several pods (one per node) as a LeaderWorkerSet
+(``leaderworkerset.x-k8s.io/v1``, LWS v0.10.0): the leader serves the API, the workers join it. Used by every
+multi-node engine; the engine gives the leader's and the workers' command lines.
+
+What LWS v0.10.0 does and this relies on (kubernetes-sigs/lws at v0.10.0): its pod webhook injects
+``LWS_LEADER_ADDRESS`` (``<lws>-<group>.<lws>.<namespace>``), ``LWS_GROUP_SIZE`` and ``LWS_WORKER_INDEX`` (0 on the
+leader) into every container (pkg/utils/pod/pod_utils.go), so args may say ``$(LWS_LEADER_ADDRESS)``; it labels
+pods ``leaderworkerset.sigs.k8s.io/name`` and ``…/worker-index`` (``"0"`` = leader) — the templates here carry
+``inferstack.io/role: leader|worker`` themselves, so the Service's selector is visible in the manifest; it creates
+a headless Service named after the LeaderWorkerSet (publishNotReadyAddresses)
+that makes the leader address resolve — so the API Service here is ``<name>-leader``, never ``<name>``.
+``restartPolicy: RecreateGroupOnPodRestart`` restarts the whole group when one pod fails (a vLLM replica cannot
+survive losing a rank); ``startupPolicy: LeaderCreated`` (not ``LeaderReady``: the leader is only ready once its
+workers have joined, which would deadlock).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cdk8s
+from cdk8s_plus_36 import k8s
+from constructs import Construct
+
+from inferstack.constructs import validation as check
+from inferstack.constructs.custom_resource import CustomResource
+from inferstack.constructs.pod import ServingPodProps, pod_template, serving_container, validate
+
+#: ``leader`` / ``worker`` on the group's pods (the leader Service and PodMonitor select ``leader``).
+ROLE_LABEL = "inferstack.io/role"
+#: Largest group inferstack renders (LWS has no limit; beyond this, startup and blast radius grow too large).
+MAX_GROUP_SIZE = 64
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingGroupProps:
+    """A multi-node replica: ``pod`` describes the leader (its command line, probes, resources…); workers run the
+    same pod with ``worker_command``/``worker_args`` and serve nothing (no port, no probes)."""
+
+    pod: ServingPodProps
+    size: int
+    """Pods per replica (leader + workers): the LeaderWorkerSet ``size``, one per node."""
+    worker_command: Sequence[str]
+    worker_args: Sequence[str]
+
+
+def _template_json(template: k8s.PodTemplateSpec) -> dict[str, Any]:
+    """``template`` as the JSON the API server receives (through a throwaway PodTemplate object)."""
+    chart = cdk8s.Chart(cdk8s.App(), "template")
+    rendered = k8s.KubePodTemplate(chart, "t", template=template).to_json()
+    return copy.deepcopy(rendered["template"])
+
+
+class ServingGroup(Construct):
+    """LeaderWorkerSet + leader Service + PodDisruptionBudget (+ PodMonitor on the leaders) of one multi-node
+    engine. Replicas are whole groups; a group restarts together."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, props: ServingGroupProps, *, owner: str | None = None
+    ) -> None:
+        super().__init__(scope, construct_id)
+        pod = props.pod
+        owner = owner or f"ServingGroup {pod.name!r}"
+        validate(owner, pod)
+        check.at_least(owner, "size", props.size, 2, "a group is a leader and at least one worker")
+        if props.size > MAX_GROUP_SIZE:
+            raise check.PropError(f"{owner}: size {props.size} — at most {MAX_GROUP_SIZE} pods per group")
+        if pod.autoscaling is not None:
+            raise check.PropError(f"{owner}: autoscaling — a ServingGroup scales by whole groups: set replicas")
+        self.props = props
+        labels = {
+            "app.kubernetes.io/name": pod.name,
+            "app.kubernetes.io/component": pod.component,
+            "app.kubernetes.io/part-of": "inferstack",
+        }
+        self.labels = labels
+        pod_labels = {**pod.labels, **labels}
+        leaders = {**labels, ROLE_LABEL: "leader"}
+        self.leader_labels = leaders
+        worker = serving_container(pod, serves=False, command=props.worker_command, args=props.worker_args)
+        self.leader_service_name = f"{pod.name}-leader"
+        manifest = {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": pod.name, "namespace": pod.namespace, "labels": pod_labels},
+            "spec": {
+                "replicas": pod.replicas,
+                "startupPolicy": "LeaderCreated",
+                "rolloutStrategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0},
+                },
+                "leaderWorkerTemplate": {
+                    "size": props.size,
+                    "restartPolicy": "RecreateGroupOnPodRestart",
+                    "leaderTemplate": _template_json(pod_template(pod, {**pod_labels, ROLE_LABEL: "leader"})),
+                    "workerTemplate": _template_json(pod_template(pod, {**pod_labels, ROLE_LABEL: "worker"}, worker)),
+                },
+            },
+        }
+        self.leader_worker_set = CustomResource(self, "leader-worker-set", manifest=manifest)
+        self.service = k8s.KubeService(
+            self,
+            "service",
+            metadata=k8s.ObjectMeta(name=self.leader_service_name, namespace=pod.namespace, labels=labels),
+            spec=k8s.ServiceSpec(
+                selector=leaders,
+                ports=[k8s.ServicePort(name="http", port=pod.port, target_port=k8s.IntOrString.from_string("http"))],
+            ),
+        )
+        k8s.KubePodDisruptionBudget(
+            self,
+            "pdb",
+            metadata=k8s.ObjectMeta(name=pod.name, namespace=pod.namespace, labels=labels),
+            spec=k8s.PodDisruptionBudgetSpec(
+                # One pod at a time: evicting any pod restarts its whole group, so at most one group is down.
+                selector=k8s.LabelSelector(match_labels=labels),
+                max_unavailable=k8s.IntOrString.from_number(1),
+            ),
+        )
+        if pod.monitoring:
+            CustomResource(
+                self,
+                "pod-monitor",
+                manifest={
+                    "apiVersion": "monitoring.coreos.com/v1",
+                    "kind": "PodMonitor",
+                    "metadata": {"name": pod.name, "namespace": pod.namespace, "labels": labels},
+                    "spec": {
+                        "selector": {"matchLabels": leaders},
+                        "podMetricsEndpoints": [{"port": "http", "path": pod.metrics_path, "interval": "15s"}],
+                    },
+                },
+            )
