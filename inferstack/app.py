@@ -47,6 +47,8 @@ def main() -> int:
         config = load_config(config_path)
         build_app(config, app, nag=_context_flag(app, "inferstack:nag", True))
     except (ConfigError, RuleViolationError, CustomResourceError, PropError) as exc:
+        if isinstance(exc, ConfigError) and exc.source != str(config_path):  # found while rendering (overrides)
+            exc = ConfigError(str(config_path), exc.problems)
         print(f"inferstack: {config_path}: {exc}" if isinstance(exc, RuleViolationError) else str(exc), file=sys.stderr)
         return 1
     try:

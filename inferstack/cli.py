@@ -128,6 +128,22 @@ def _check(config_path: str) -> int:
         print(exc, file=sys.stderr)
         return 1
     report = evaluate(config)
+    if not report.errors and any(w.overrides for w in config.workloads):
+        try:  # overrides are checked against the rendered objects: render the workloads' charts
+            from inferstack.charts.workload import StorageRefs
+            from inferstack.stacks.workloads import render_workloads
+
+            placeholders = StorageRefs(
+                region="us-east-1",
+                bucket="bucket",
+                fsx_id="fs-0123456789abcdef0",
+                fsx_dns_name="fsx.example",
+                fsx_mount_name="mount",
+            )
+            render_workloads(config, None, placeholders)
+        except ConfigError as exc:
+            print(ConfigError(config_path, exc.problems), file=sys.stderr)
+            return 1
     for finding, reason in report.acknowledged:
         print(f"acknowledged: {finding} (reason: {reason})")
     for finding in report.warnings:

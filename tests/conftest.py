@@ -98,3 +98,9 @@ def tp4_app() -> Synthesized:
 def neuron_vllm_app() -> Synthesized:
     """examples/vllm-neuron-inf2.yaml: Llama-3.1-8B on inf2 with a compile Job."""
     return _example("vllm-neuron-inf2")
+
+
+@pytest.fixture(scope="session")
+def multinode_app() -> Synthesized:
+    """examples/vllm-multinode-lws-p5.yaml: Llama-3.1-405B TP8 × PP2 across two p5.48xlarge on LeaderWorkerSet."""
+    return _example("vllm-multinode-lws-p5")

@@ -103,3 +103,20 @@ def test_check_reports_rule_errors(tmp_path):
     assert result.returncode == 1
     assert "[PARALLEL-NODE] workloads[0].engine.tensor_parallel_size" in result.stderr
     assert "[SCHEDULING] workloads[0].pool" in result.stderr
+
+
+def test_check_renders_the_charts_of_overridden_workloads(tmp_path):
+    """An override the schema rejects fails ``check`` (not only ``cdk synth``), named by its config path."""
+    config = tmp_path / "override.yaml"
+    config.write_text(
+        "compute:\n  karpenter_pools:\n    - {name: gpu, instance_types: [g6e.2xlarge]}\n"
+        "workloads:\n  - name: w\n    pool: gpu\n    model: {id: Qwen/Qwen3-8B}\n"
+        "    overrides: {Deployment: {spec: {revisionHistoryLimt: 3}}}\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "inferstack.cli", "check", str(config)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    assert f"{config}: 1 problem" in result.stderr
+    assert "workloads[0].overrides.Deployment:" in result.stderr and "revisionHistoryLimt" in result.stderr
+    assert "Traceback" not in result.stderr

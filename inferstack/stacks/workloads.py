@@ -61,9 +61,12 @@ def storage_refs(config: InferstackConfig, storage: StorageStack | None) -> Stor
     )
 
 
-def render_workloads(config: InferstackConfig, storage: StorageStack | None) -> list[RenderedWorkload]:
-    """Build every workload's chart once (its size decides the sharding)."""
-    app, refs = cdk8s.App(), storage_refs(config, storage)
+def render_workloads(
+    config: InferstackConfig, storage: StorageStack | None, refs: StorageRefs | None = None
+) -> list[RenderedWorkload]:
+    """Build every workload's chart once (its size decides the sharding). ``refs``: instead of the storage stack's
+    (e.g. placeholders, to check the charts without CDK stacks). Default: from ``storage``."""
+    app, refs = cdk8s.App(), refs or storage_refs(config, storage)
     version = config.cluster.kubernetes_version
     rendered = []
     for workload in resolve(config).workloads:

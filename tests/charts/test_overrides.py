@@ -1,0 +1,107 @@
+"""Per-workload ``overrides``: deep-merged into the named object, then validated against its schema (core kinds:
+Kubernetes OpenAPI, strict; custom resources: the vendored CRD). Problems are config errors with the path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cdk8s
+import pytest
+
+from inferstack.charts.workload import StorageRefs
+from inferstack.config import ConfigError, parse_config
+from inferstack.config.kinds import kind_of, load
+from inferstack.plan import resolve
+
+REFS = StorageRefs(region="us-east-1", bucket="models-bucket")
+POOLS = {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]}
+P5 = {"node_groups": [{"name": "p5", "instance_type": "p5.48xlarge", "efa": True, "availability_zone": 0}]}
+
+
+def render(overrides: dict[str, Any], **workload: Any) -> list[dict[str, Any]]:
+    data = {"name": "w", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}, "overrides": overrides, **workload}
+    config = parse_config({"compute": P5 if workload.get("pool") == "p5" else POOLS, "workloads": [data]})
+    (resolved,) = resolve(config).workloads
+    chart = load(kind_of(resolved.config).chart)(cdk8s.App(), "w", resolved, REFS)
+    return chart.to_json()
+
+
+def of_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    (obj,) = [o for o in objects if o["kind"] == kind]
+    return obj
+
+
+def problems(overrides: dict[str, Any], **workload: Any) -> list[str]:
+    with pytest.raises(ConfigError) as raised:
+        render(overrides, **workload)
+    return [str(p) for p in raised.value.problems]
+
+
+def test_a_patch_merges_into_the_object_and_keeps_the_rest():
+    patch = {"spec": {"revisionHistoryLimit": 3, "template": {"metadata": {"annotations": {"team": "ml"}}}}}
+    deployment = of_kind(render({"Deployment": patch}), "Deployment")
+    assert deployment["spec"]["revisionHistoryLimit"] == 3
+    assert deployment["spec"]["template"]["metadata"]["annotations"] == {"team": "ml"}
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["name"] == "vllm", "the rest is untouched"
+
+
+def test_an_unknown_field_of_a_core_object_is_an_error_naming_the_path():
+    (problem,) = problems({"Deployment": {"spec": {"revisionHistoryLimt": 3}}})
+    assert problem.startswith("workloads[0].overrides.Deployment:") and "revisionHistoryLimt" in problem
+
+
+def test_a_wrong_type_is_an_error():
+    (problem,) = problems({"Service": {"spec": {"ports": "8000"}}})
+    assert problem.startswith("workloads[0].overrides.Service:")
+
+
+def test_a_key_that_names_no_object_lists_the_valid_ones():
+    (problem,) = problems({"StatefulSet": {"spec": {}}})
+    assert "renders no such object" in problem and "Deployment" in problem and "Service" in problem
+
+
+def test_an_ambiguous_kind_asks_for_the_name():
+    (problem,) = problems({"ServiceAccount": {"metadata": {"annotations": {"a": "b"}}}})
+    assert "name one" in problem and "ServiceAccount/w-model-sync" in problem
+    sa = [
+        o
+        for o in render({"ServiceAccount/w-model-sync": {"metadata": {"annotations": {"a": "b"}}}})
+        if o["kind"] == "ServiceAccount"
+    ]
+    assert {o["metadata"]["name"]: o["metadata"].get("annotations") for o in sa} == {
+        "w": None,
+        "w-model-sync": {"a": "b"},
+    }
+
+
+def test_kind_and_api_version_cannot_be_overridden():
+    (problem,) = problems({"Deployment": {"kind": "StatefulSet"}})
+    assert problem.startswith("workloads[0].overrides.Deployment.kind:")
+
+
+def test_a_custom_resource_is_checked_against_its_crd():
+    multinode = {
+        "kind": "vllm_multinode",
+        "pool": "p5",
+        "model": {"id": "meta-llama/Llama-3.1-405B-Instruct", "hf_token_secret": {"name": "hf"}},
+        "engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2},
+    }
+    lws = of_kind(
+        render({"LeaderWorkerSet": {"spec": {"startupPolicy": "LeaderCreated"}}}, **multinode), "LeaderWorkerSet"
+    )
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
+    (problem,) = problems({"LeaderWorkerSet": {"spec": {"leaderWorkerTemplate": {"sise": 3}}}}, **multinode)
+    assert problem.startswith("workloads[0].overrides.LeaderWorkerSet:") and "sise" in problem
+
+
+def test_an_override_key_must_look_like_a_kind():
+    with pytest.raises(ConfigError) as raised:
+        parse_config(
+            {
+                "compute": POOLS,
+                "workloads": [
+                    {"name": "w", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}, "overrides": {"deployment": {}}}
+                ],
+            }
+        )
+    assert str(raised.value.problems[0]).startswith("workloads[0].overrides")
