@@ -124,3 +124,30 @@ def test_a_group_bigger_than_the_node_group_is_refused():
     data["workloads"][0]["replicas"] = 2  # 4 nodes; the node group's max_size is 2
     (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "MULTINODE-CAPACITY"]
     assert finding.path == "workloads[0].replicas" and "max_size" in finding.fix
+
+
+def test_deepseek_r1_across_two_p5en_passes_every_rule():
+    """The second reference case: DeepSeek-R1 (FP8, MLA) as TP 8 × PP 2 on two p5en.48xlarge (H200) with EFA."""
+    data = {
+        "compute": {
+            "node_groups": [
+                {"name": "p5en", "instance_type": "p5en.48xlarge", "efa": True, "availability_zone": 0, "max_size": 2}
+            ]
+        },
+        "workloads": [
+            {
+                "name": "r1",
+                "kind": "vllm_multinode",
+                "nodes": 2,
+                "pool": "p5en",
+                "efa": True,
+                "model": {"id": "deepseek-ai/DeepSeek-R1"},
+                "engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "max_model_len": 65536},
+            }
+        ],
+    }
+    report = evaluate(parse_config(data))
+    assert report.errors == []
+    assert [f.rule for f in report.warnings] == ["MULTINODE-EFA-IMAGE"]
+    pod = resolve(parse_config(data)).workloads[0].server.pod
+    assert pod.requests["nvidia.com/gpu"] == "8" and pod.requests["vpc.amazonaws.com/efa"] == "16"
