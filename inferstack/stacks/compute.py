@@ -3,6 +3,7 @@ Karpenter with its pools, and the operators / device plugins the configured acce
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import aws_cdk as cdk
@@ -21,12 +22,13 @@ from inferstack.catalog.kubernetes import (
     EFA_LABEL,
     POOL_LABEL,
 )
+from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
 from inferstack.charts.karpenter_pools import KarpenterPoolsChart, KarpenterPoolsProps, PoolPlacement
-from inferstack.config.compute import AcceleratedNodeGroupConfig, AmiVariant, NodeCapacity, NodeDaemon
-from inferstack.config.model import InferstackConfig
+from inferstack.config.compute import AcceleratedNodeGroupConfig, AmiVariant, ComputeConfig, NodeCapacity, NodeDaemon
 from inferstack.stacks.karpenter import Karpenter
 from inferstack.stacks.nag import EKS_NODE_POLICIES, acknowledge, managed_policy
 from inferstack.stacks.operators import add_efa_device_plugin, add_gpu_operator, add_neuron_chart
+from inferstack.stacks.zones import zone_subnet
 
 #: CloudFormation ``AmiType`` per variant (CFN spelling; aws-cdk-lib's AMI check rejects p5/p5en/trn2 with the
 #: right type, so the property is set on the CFN resource directly — see TOOLCHAIN.md).
@@ -64,7 +66,7 @@ def add_chart_manifest(
 
 
 class ComputeStack(Stack):
-    """Accelerated capacity for the cluster of ``ClusterStack``, from ``config.compute``.
+    """Accelerated capacity for the cluster of ``ClusterStack``, from the ``compute`` section of the config.
 
     * node groups: one instance type each, AL2023 NVIDIA/Neuron AMI (or Bottlerocket), accelerator taint and
       labels, encrypted gp3 root volume, IMDSv2; EFA groups sit in one subnet with every EFA interface of the type
@@ -74,8 +76,11 @@ class ComputeStack(Stack):
 
     :param cluster: the cluster (``ClusterStack.cluster``, or a team's own, imported with
         ``eks.Cluster.from_cluster_attributes``).
-    :param cluster_name: its EKS name as a literal string (Karpenter's settings and IAM condition keys use it);
-        not ``config.cluster_name``, which names only clusters inferstack creates.
+    :param cluster_name: its EKS name as a literal string (Karpenter's settings and IAM condition keys use it).
+    :param kubernetes_version: the cluster's minor version (the Neuron scheduler's kube-scheduler image follows it).
+        Default: the catalog's default.
+    :param zones: the VPC's zones in order, for pools pinned by zone name. Default: ``vpc.availability_zones``.
+    :param platform_name: tagged on Karpenter's instances (``inferstack:platform``). Default ``inferstack``.
     """
 
     def __init__(
@@ -83,10 +88,13 @@ class ComputeStack(Stack):
         scope: Construct,
         construct_id: str,
         *,
-        config: InferstackConfig,
+        config: ComputeConfig,
         vpc: ec2.IVpc,
         cluster: eks.ICluster,
         cluster_name: str,
+        kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+        zones: Sequence[str] | None = None,
+        platform_name: str = "inferstack",
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -94,7 +102,9 @@ class ComputeStack(Stack):
         self.vpc = vpc
         self.cluster = cluster
         self.cluster_name = cluster_name
-        compute = config.compute
+        self.zones = zones
+        self.platform_name = platform_name
+        compute = config
         self.efa_security_group = self._efa_security_group() if compute.has_efa else None
         self.node_groups = {g.name: self._add_node_group(g) for g in compute.node_groups}
         self.operators: dict[str, eks.HelmChart] = {}
@@ -103,8 +113,7 @@ class ComputeStack(Stack):
             self.operators["gpu-operator"] = add_gpu_operator(self, cluster, tolerations)
         if compute.has(AcceleratorKind.NEURON):
             tolerations = compute.daemon_tolerations(NodeDaemon.NEURON_PLUGIN)
-            version = config.cluster.kubernetes_version
-            self.operators["neuron"] = add_neuron_chart(self, cluster, tolerations, version)
+            self.operators["neuron"] = add_neuron_chart(self, cluster, tolerations, kubernetes_version)
         if compute.has_efa:
             self.operators["efa"] = add_efa_device_plugin(
                 self, cluster, compute.daemon_tolerations(NodeDaemon.EFA_PLUGIN)
@@ -116,8 +125,9 @@ class ComputeStack(Stack):
 
     # -- helpers -------------------------------------------------------------------------------------------------
     def _subnets(self, zone: str | int | None) -> list[ec2.ISubnet]:
-        private = self.vpc.private_subnets
-        return list(private) if zone is None else [private[self.config.zone_index(zone)]]
+        if zone is None:
+            return list(self.vpc.private_subnets)
+        return [zone_subnet(self.vpc, zone, self.zones, "ComputeStack")]
 
     def _efa_security_group(self) -> ec2.SecurityGroup:
         group = ec2.SecurityGroup(
@@ -229,7 +239,7 @@ class ComputeStack(Stack):
     def _add_karpenter(self) -> None:
         self.karpenter = Karpenter(self, "Karpenter", cluster=self.cluster, cluster_name=self.cluster_name)
         placements: dict[str, PoolPlacement] = {}
-        for pool in self.config.compute.karpenter_pools:
+        for pool in self.config.karpenter_pools:
             subnets = self._subnets(pool.availability_zone)
             groups = [self.cluster.cluster_security_group_id]
             if pool.efa and self.efa_security_group is not None:
@@ -244,10 +254,10 @@ class ComputeStack(Stack):
             cdk8s.App(),
             "karpenter-pools",
             KarpenterPoolsProps(
-                pools=self.config.compute.karpenter_pools,
+                pools=self.config.karpenter_pools,
                 placements=placements,
                 node_role_name=self.karpenter.node_role.role_name,
-                tags={"inferstack:platform": self.config.name},
+                tags={"inferstack:platform": self.platform_name},
             ),
         )
         self.pools_manifest = add_chart_manifest(self, "KarpenterPools", self.cluster, chart)

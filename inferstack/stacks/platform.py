@@ -87,10 +87,13 @@ def build_platform(
         compute = ComputeStack(
             scope,
             f"{config.name}-compute",
-            config=config,
+            config=config.compute,
             vpc=vpc,
             cluster=cluster,
             cluster_name=cluster_name,
+            kubernetes_version=config.cluster.kubernetes_version,
+            zones=config.network.availability_zones,
+            platform_name=config.name,
             env=env,
             description=f"inferstack {config.name}: accelerated node groups, Karpenter pools, GPU/Neuron/EFA plugins",
         )
@@ -99,9 +102,11 @@ def build_platform(
         storage = StorageStack(
             scope,
             f"{config.name}-storage",
-            config=config,
+            config=config.storage,
             vpc=vpc,
             cluster=cluster,
+            cluster_name=cluster_name,
+            zones=config.network.availability_zones,
             env=env,
             description=f"inferstack {config.name}: model bucket, FSx for Lustre, S3/FSx CSI drivers (data retained)",
         )

@@ -7,6 +7,7 @@ and ``UpdateReplacePolicy: Retain``; removing them from the config orphans them 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +21,10 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from inferstack.catalog.versions import STORAGE_ADDON_SERVICE_ACCOUNTS, STORAGE_ADDONS
-from inferstack.config.model import InferstackConfig
-from inferstack.config.storage import BucketEncryption, FsxConfig, FsxDeploymentType, ModelBucketConfig
+from inferstack.config.storage import BucketEncryption, FsxConfig, FsxDeploymentType, ModelBucketConfig, StorageConfig
 from inferstack.plan import ResolvedWorkload
 from inferstack.stacks.nag import acknowledge, nag_render
+from inferstack.stacks.zones import zone_subnet
 
 POD_IDENTITY = "pods.eks.amazonaws.com"
 LOG_BUCKET_NO_LOGS = "This bucket receives the model bucket's server access logs; logging it to itself would loop"
@@ -68,22 +69,31 @@ def pod_identity_role(scope: Construct, construct_id: str, description: str) -> 
 
 
 class StorageStack(cdk.Stack):
-    """Model storage for the platform of ``config`` (bucket, FSx, CSI drivers). See the module docstring."""
+    """Model storage from the ``storage`` section of the config (bucket, FSx, CSI drivers). See the module docstring.
+
+    :param cluster_name: the cluster's EKS name (named in the CSI roles' descriptions). Default: the cluster's
+        ``cluster_name`` attribute (a token for a cluster created in another stack).
+    :param zones: the VPC's zones in order, for a file system pinned by zone name. Default: ``vpc.availability_zones``.
+    """
 
     def __init__(
         self,
         scope: Construct,
         construct_id: str,
         *,
-        config: InferstackConfig,
+        config: StorageConfig,
         vpc: ec2.IVpc,
         cluster: eks.ICluster,
+        cluster_name: str | None = None,
+        zones: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
         self.cluster = cluster
-        storage = config.storage
+        self.cluster_name = cluster_name or cluster.cluster_name
+        self.zones = zones
+        storage = config
         self.bucket_key: kms.IKey | None = None
         self.bucket: s3.IBucket | None = None
         if storage.model_bucket is not None:
@@ -252,7 +262,7 @@ class StorageStack(cdk.Stack):
 
     # -- FSx for Lustre ------------------------------------------------------------------------------------------
     def _file_system(self, config: FsxConfig, vpc: ec2.IVpc) -> fsx.LustreFileSystem:
-        subnet = vpc.private_subnets[self.config.zone_index(config.availability_zone)]
+        subnet = zone_subnet(vpc, config.availability_zone, self.zones, "StorageStack: fsx.availability_zone")
         group = ec2.SecurityGroup(
             self,
             "FsxSecurityGroup",
@@ -322,7 +332,7 @@ class StorageStack(cdk.Stack):
 
     # -- CSI add-ons ---------------------------------------------------------------------------------------------
     def _csi_addon(self, name: str, statements: list[iam.PolicyStatement]) -> iam.Role:
-        role = pod_identity_role(self, f"Role-{name}", f"{name} add-on of EKS cluster {self.config.cluster_name}")
+        role = pod_identity_role(self, f"Role-{name}", f"{name} add-on of EKS cluster {self.cluster_name}")
         for statement in statements:
             role.add_to_principal_policy(statement)
         addon = eks.Addon(

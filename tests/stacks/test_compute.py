@@ -284,7 +284,9 @@ class TestImportedCluster:
             kubectl_provider=provider,
             vpc=vpc,
         )
-        stack = ComputeStack(app, "team-compute", config=config, vpc=vpc, cluster=cluster, cluster_name="team-cluster")
+        stack = ComputeStack(
+            app, "team-compute", config=config.compute, vpc=vpc, cluster=cluster, cluster_name="team-cluster"
+        )
         return Template.from_stack(stack).to_json()
 
     def test_karpenter_settings_name_the_imported_cluster(self, template):
