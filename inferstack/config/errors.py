@@ -106,6 +106,9 @@ def problem_from(root: type[BaseModel], error: ErrorDetails) -> Problem:
     if kind == "extra_forbidden":
         parent = _model_at(root, loc[:-1])
         valid = f"valid keys here: {', '.join(_field_names(parent))}" if parent else "remove it"
+        owners = [name for name, model in _kinds().items() if model is not parent and loc[-1] in _field_names(model)]
+        if parent in _kinds().values() and owners:
+            valid += f" ({loc[-1]} is a field of kind {' / '.join(owners)})"
         return Problem(format_path(_without_tags(loc)), f"unknown key — {valid}")
     loc = _without_tags(loc)
     if kind == "missing":

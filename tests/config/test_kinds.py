@@ -62,6 +62,7 @@ def test_nodes_is_a_field_of_the_multinode_kind_only():
     del single["kind"]
     (problem,) = problems(single)
     assert problem.startswith("workloads[0].nodes: unknown key")
+    assert problem.endswith("(nodes is a field of kind vllm_multinode)")
 
 
 def test_nodes_must_share_the_ranks_evenly():
