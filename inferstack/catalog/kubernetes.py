@@ -44,3 +44,6 @@ LWS_NAMESPACE = "lws-system"
 OPERATOR_NAMESPACES = frozenset(
     {PROMETHEUS_NAMESPACE, "keda", "gpu-operator", NEURON_HEALTHCHECK_NAMESPACE, LWS_NAMESPACE}
 )
+#: Operators a workload kind may need (the kind registry names them; the workloads stack installs each with Helm):
+#: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet.
+WORKLOAD_OPERATORS = frozenset({"prometheus", "keda", "lws"})

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import Discriminator, Tag
 
+from inferstack.catalog.kubernetes import WORKLOAD_OPERATORS
 from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
 from inferstack.config.workloads import VllmWorkloadConfig, WorkloadBase
 
@@ -37,13 +38,14 @@ class WorkloadKind:
     config: type[WorkloadBase]
     """Its config model (``kind`` a ``Literal`` of :attr:`name`)."""
     plan: Ref
-    """``(PlanContext, index, workload) -> ResolvedWorkload`` (:mod:`inferstack.plan`)."""
+    """:data:`inferstack.plan.Planner`: ``(config, pools, index, workload) -> ResolvedWorkload``."""
     chart: Ref
-    """``(scope, id, ResolvedWorkload, StorageRefs) -> cdk8s.Chart`` (:mod:`inferstack.charts`)."""
+    """``(scope, id, resolved: ResolvedWorkload, refs: StorageRefs, *, kubernetes_version: str) -> cdk8s.Chart``;
+    a subclass of :class:`inferstack.charts.workload.WorkloadChart` has that signature."""
     rules: tuple[Ref, ...] = ()
     """Rule tuples (:class:`inferstack.rules.base.Rule`) that judge this kind; shared ones may repeat."""
     operators: tuple[str, ...] = ()
-    """Operators its objects need (:mod:`inferstack.stacks.operators` registry names), e.g. ``lws``."""
+    """Operators its objects need, from :data:`inferstack.catalog.kubernetes.WORKLOAD_OPERATORS` (e.g. ``lws``)."""
     summary: str = ""
 
 
@@ -67,7 +69,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
             "inferstack.rules.multinode:RULES",
         ),
         operators=("lws",),
-        summary="vLLM across nodes: a LeaderWorkerSet group per replica, Ray on the leader",
+        summary="vLLM across nodes: a LeaderWorkerSet group per replica, the leader serves",
     ),
 )
 
@@ -104,6 +106,11 @@ def register_kind(kind: WorkloadKind) -> None:
     """Add (or replace) a kind; the config model accepts it from now on."""
     if kind.config.model_fields["kind"].default != kind.name:
         raise ValueError(f"{kind.config.__name__}.kind must default to {kind.name!r} (a Literal of the kind name)")
+    unknown = sorted(set(kind.operators) - WORKLOAD_OPERATORS)
+    if unknown:
+        raise ValueError(
+            f"kind {kind.name!r}: operators {unknown} — inferstack installs {', '.join(sorted(WORKLOAD_OPERATORS))}"
+        )
     KINDS[kind.name] = kind
     _rebuild()
 

@@ -352,13 +352,24 @@ class VllmMultinodeServer(Construct):
             str(MASTER_PORT),
         ]
         self.props, pod = vllm_pod_props(props, owner, extra_args=[*group, "--node-rank", "0"])
+        # Workers get the same engine flags (vLLM checks the config is consistent across nodes); a headless worker
+        # ignores the server-only ones (--port, --served-model-name, --shutdown-timeout: cli/serve.py run_headless).
         _, worker = vllm_pod_props(
             props, owner, extra_args=[*group, "--node-rank", "$(LWS_WORKER_INDEX)", "--headless"]
         )
+        # LWS deletes a group's pods together and a headless worker exits at SIGTERM: the workers' preStop pause
+        # outlasts the leader's (its preStop + drain), so in-flight requests finish on every pipeline stage.
+        drain = self.props.engine.shutdown_timeout or 0
         self.group = ServingGroup(
             self,
             "group",
-            ServingGroupProps(pod=pod, size=props.nodes, worker_command=worker.command, worker_args=worker.args),
+            ServingGroupProps(
+                pod=pod,
+                size=props.nodes,
+                worker_command=worker.command,
+                worker_args=worker.args,
+                worker_pre_stop_seconds=PRE_STOP_SECONDS + drain,
+            ),
             owner=owner,
         )
         self.labels = self.group.labels

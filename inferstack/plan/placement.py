@@ -35,8 +35,8 @@ LOAD_GIB_PER_SECOND = {
 }
 #: Engine start besides reading weights: CUDA graphs, profiling, warm-up (GPU); graph load (Neuron, pre-compiled).
 ENGINE_START_SECONDS = {AcceleratorKind.NVIDIA: 180, AcceleratorKind.NEURON: 600, AcceleratorKind.NONE: 120}
-#: A multi-node group besides: every pod of the group scheduled and pulled, the workers joined to the leader's Ray
-#: head, NCCL/EFA communicators set up across nodes, seconds.
+#: A multi-node group besides: every pod of the group scheduled and pulled, the workers joined to the leader's
+#: store, NCCL communicators set up across nodes, seconds.
 GROUP_START_SECONDS = 180
 STARTUP_SAFETY = 2.0
 
@@ -114,9 +114,10 @@ def host_instance(instances: list[InstanceType], accelerators: int) -> InstanceT
 
 def startup_seconds(workload: WorkloadBase, accelerator: AcceleratorKind, nodes: int = 1) -> int:
     """Estimated time from container start to ready, times a safety factor, in whole minutes. A group of ``nodes``
-    pods loads its shards in parallel (each ``1/nodes`` of the weights) and then forms the group."""
-    weights = workload.model.arch.weights_gib / nodes
-    load = weights / LOAD_GIB_PER_SECOND[workload.model.source.type]
+    pods then forms the group. Every node reads the whole checkpoint, not its pipeline stage's share: vLLM 0.19's
+    safetensors iterator reads every tensor of every file on every rank (model_loader/weight_utils.py
+    ``safetensors_weights_iterator``; only expert-parallel experts are skipped)."""
+    load = workload.model.arch.weights_gib / LOAD_GIB_PER_SECOND[workload.model.source.type]
     group = GROUP_START_SECONDS if nodes > 1 else 0
     return int(math.ceil((load + ENGINE_START_SECONDS[accelerator] + group) * STARTUP_SAFETY / 60) * 60)
 

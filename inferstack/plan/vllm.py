@@ -1,5 +1,5 @@
 """Plans of the vLLM kinds: ``vllm`` (one server pod per replica) and ``vllm_multinode`` (a group of ``nodes`` pods
-per replica: the leader serves and runs the Ray head, the workers join it; each pod holds ``TP × PP / nodes``
+per replica: the leader (node rank 0) serves, the headless workers join it; each pod holds ``TP × PP / nodes``
 ranks on its own node)."""
 
 from __future__ import annotations

@@ -429,7 +429,7 @@ def check_startup(config: InferstackConfig) -> Iterator[Finding]:
         needed = resolved.server.pod.estimated_startup_seconds
         if workload.startup_timeout_seconds < needed:
             nodes = workload_nodes(workload)
-            group = f" (a 1/{nodes} shard on each of {nodes} nodes, then the group forms)" if nodes > 1 else ""
+            group = f" on each of {nodes} nodes, form the group" if nodes > 1 else ""
             yield Finding(
                 rule=STARTUP,
                 path=f"workloads[{index}].startup_timeout_seconds",

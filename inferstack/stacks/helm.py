@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aws_cdk import Duration
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
@@ -21,10 +22,13 @@ def helm_chart(
     create_namespace: bool = False,
     release: str | None = None,
     skip_crds: bool = False,
+    wait: bool = False,
 ) -> eks.HelmChart:
     """Install catalog chart ``name`` (repository and version from ``HELM_CHARTS``) as release ``release``
     (default: the chart's catalog name). ``skip_crds``: leave the chart's ``crds/`` alone (another release owns
-    them, e.g. ``karpenter-crd``). Default False."""
+    them, e.g. ``karpenter-crd``). Default False. ``wait``: ``helm --wait`` — the release completes only when its
+    Deployments are ready (15 min at most), e.g. before objects a fail-closed webhook of the chart admits. Default
+    False."""
     chart = HELM_CHARTS[name]
     return eks.HelmChart(
         scope,
@@ -38,4 +42,6 @@ def helm_chart(
         release=release or name,
         values=values,
         skip_crds=skip_crds or None,
+        wait=wait or None,
+        timeout=Duration.minutes(15) if wait else None,
     )

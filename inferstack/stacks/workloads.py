@@ -120,7 +120,7 @@ class WorkloadsStack(cdk.Stack):
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config, self.cluster, self.storage = config, cluster, storage
-        self.operators: dict[str, eks.HelmChart] = {}
+        self.operators: dict[str, Construct] = {}
         if primary is None:
             self.namespaces: tuple[eks.KubernetesManifest, ...] = ()
             if platform_base:  # a team's own cluster: inferstack's PriorityClasses come with the workloads

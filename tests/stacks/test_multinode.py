@@ -74,15 +74,28 @@ def test_the_leader_serves_and_waits_for_the_whole_group(multinode_app):
     probe = leader["startupProbe"]
     assert probe["httpGet"] == {"path": "/health", "port": 8000}
     assert probe["failureThreshold"] * probe["periodSeconds"] == plan.startup_seconds
-    assert plan.startup_seconds >= 1200  # a 1/2 shard of 756 GiB from FSx, engine start, the group forming
+    assert plan.startup_seconds >= 2280  # every node reads all 756 GiB from FSx, engine start, the group forming
     assert [p["name"] for p in leader["ports"]] == ["http"]
-    assert not {"ports", "startupProbe", "readinessProbe", "livenessProbe", "lifecycle"} & set(worker)
+    assert not {"ports", "startupProbe", "readinessProbe", "livenessProbe"} & set(worker)
+
+
+def test_workers_outlive_the_leaders_drain(multinode_app):
+    """LWS deletes a group's pods together: the workers (pipeline stages) pause longer than the leader's preStop plus
+    its drain deadline, and stop within the grace period."""
+    leader_template, worker_template = templates(multinode_app)
+    leader, worker = vllm(leader_template), vllm(worker_template)
+    leader_pause = leader["lifecycle"]["preStop"]["sleep"]["seconds"]
+    drain = int(arg(leader["args"], "--shutdown-timeout"))
+    worker_pause = worker["lifecycle"]["preStop"]["sleep"]["seconds"]
+    assert worker_pause >= leader_pause + drain
+    assert worker_pause < worker_template["spec"]["terminationGracePeriodSeconds"]
 
 
 def test_the_service_reaches_the_leaders_only(multinode_app):
     objects = multinode_app.kubernetes_objects()
     (service,) = [o for o in objects if o["kind"] == "Service"]
-    assert service["metadata"]["name"] == "llama-405b-leader"  # LWS owns the headless Service named llama-405b
+    # The API Service keeps the workload's name; LWS owns the headless Service named after the LeaderWorkerSet.
+    assert service["metadata"]["name"] == "llama-405b" and lws(multinode_app)["metadata"]["name"] == "llama-405b-group"
     leader, worker = templates(multinode_app)
     selector = service["spec"]["selector"]
     assert selector_matches({"matchLabels": selector}, leader["metadata"]["labels"])
@@ -100,8 +113,17 @@ def test_the_lws_operator_is_installed_and_the_group_waits_for_it(multinode_app)
     props = release["Properties"]
     assert props["Repository"] == "oci://registry.k8s.io/lws/charts/lws" and props["Version"] == "v0.10.0"
     assert props["Namespace"] == LWS_NAMESPACE
+    assert props["Wait"] is True  # helm --wait: the controller Deployment is ready
+    # …and the LeaderWorkerSet waits until LWS's fail-closed webhook has its CA bundle.
+    ((gate_id, gate),) = [
+        (k, r) for k, r in template["Resources"].items() if r["Type"] == "Custom::AWSCDK-EKS-KubernetesObjectValue"
+    ]
+    assert gate["Properties"]["ObjectType"] == "mutatingwebhookconfiguration"
+    assert gate["Properties"]["ObjectName"] == "lws-mutating-webhook-configuration"
+    assert gate["Properties"]["JsonPath"] == ".webhooks[0].clientConfig.caBundle"
+    assert lws_id in gate["DependsOn"]
     manifests = [r for r in template["Resources"].values() if "LeaderWorkerSet" in str(r.get("Properties", {}))]
-    assert manifests and all(lws_id in r.get("DependsOn", []) for r in manifests)
+    assert manifests and all(gate_id in r.get("DependsOn", []) for r in manifests)
 
 
 def test_single_node_vllm_of_the_same_model_names_the_multinode_kind():

@@ -135,12 +135,15 @@ def serving_container(
     serves: bool = True,
     command: Sequence[str] | None = None,
     args: Sequence[str] | None = None,
+    pre_stop_seconds: int | None = None,
 ) -> k8s.Container:
     """The engine container: hardened (non-root with a writable HOME and /tmp, no privilege escalation, no
     capabilities), accelerator and EFA requests = limits, ``/dev/shm``. ``serves``: it serves HTTP on
     ``props.port`` — startup probe sized to the model load, readiness and liveness on the health path, a preStop
     pause; False for a multi-node worker, which serves nothing (no port, no probes). ``command``/``args``: instead
-    of the props' (e.g. a worker's). Default: the props'."""
+    of the props' (e.g. a worker's). Default: the props'. ``pre_stop_seconds``: the preStop pause. Default
+    :data:`PRE_STOP_SECONDS` when serving, none otherwise (a multi-node worker sets it to outlive its leader's
+    drain)."""
     env = [
         k8s.EnvVar(name="HOME", value=props.home),
         k8s.EnvVar(name="USER", value=props.user),
@@ -164,8 +167,12 @@ def serving_container(
             ),
             "readiness_probe": k8s.Probe(http_get=health, period_seconds=10, timeout_seconds=5, failure_threshold=3),
             "liveness_probe": k8s.Probe(http_get=health, period_seconds=15, timeout_seconds=5, failure_threshold=4),
-            "lifecycle": k8s.Lifecycle(pre_stop=k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=PRE_STOP_SECONDS))),
         }
+        pre_stop_seconds = PRE_STOP_SECONDS if pre_stop_seconds is None else pre_stop_seconds
+    if pre_stop_seconds:
+        probes["lifecycle"] = k8s.Lifecycle(
+            pre_stop=k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=pre_stop_seconds))
+        )
     return k8s.Container(
         name=props.container_name,
         image=props.image,

@@ -8,7 +8,8 @@ leader) into every container (pkg/utils/pod/pod_utils.go), so args may say ``$(L
 pods ``leaderworkerset.sigs.k8s.io/name`` and ``…/worker-index`` (``"0"`` = leader) — the templates here carry
 ``inferstack.io/role: leader|worker`` themselves, so the Service's selector is visible in the manifest; it creates
 a headless Service named after the LeaderWorkerSet (publishNotReadyAddresses)
-that makes the leader address resolve — so the API Service here is ``<name>-leader``, never ``<name>``.
+that makes the leader address resolve — so the LeaderWorkerSet is ``<name>-group`` and the API Service, selecting
+the leaders only, keeps ``<name>`` (as for single-node kinds).
 ``restartPolicy: RecreateGroupOnPodRestart`` restarts the whole group when one pod fails (a vLLM replica cannot
 survive losing a rank); ``startupPolicy: LeaderCreated`` (not ``LeaderReady``: the leader is only ready once its
 workers have joined, which would deadlock).
@@ -31,6 +32,13 @@ from inferstack.constructs.pod import ServingPodProps, pod_template, serving_con
 
 #: ``leader`` / ``worker`` on the group's pods (the leader Service and PodMonitor select ``leader``).
 ROLE_LABEL = "inferstack.io/role"
+#: The LeaderWorkerSet is ``<name>-group``: LWS names its own headless Service after it (the leader address
+#: resolves through that Service, which also selects the workers), so the API Service keeps the plain ``<name>``
+#: for every kind — clients of a workload need not know how many nodes serve it.
+GROUP_SUFFIX = "-group"
+#: Label values and names Kubernetes derives must stay ≤ 63 characters: ``controller-revision-hash`` of a worker
+#: pod is ``<lws>-<group index>-<10-character hash>``.
+_REVISION_HASH = 10
 #: Largest group inferstack renders (LWS has no limit; beyond this, startup and blast radius grow too large).
 MAX_GROUP_SIZE = 64
 
@@ -45,6 +53,20 @@ class ServingGroupProps:
     """Pods per replica (leader + workers): the LeaderWorkerSet ``size``, one per node."""
     worker_command: Sequence[str]
     worker_args: Sequence[str]
+    worker_pre_stop_seconds: int = 0
+    """preStop pause of the workers: LWS deletes a group's pods together, so workers that hold pipeline stages must
+    outlive the leader's drain (its preStop + the engine's drain deadline). Default 0 (none)."""
+
+
+def group_name(name: str) -> str:
+    """The LeaderWorkerSet of the workload ``name``."""
+    return f"{name}{GROUP_SUFFIX}"
+
+
+def max_group_name_length(replicas: int) -> int:
+    """Longest LeaderWorkerSet name whose derived names (worker StatefulSet ``<lws>-<replicas - 1>``, its revision
+    hash label ``<statefulset>-<10>``) stay within 63 characters."""
+    return 63 - _REVISION_HASH - 1 - len(str(max(replicas - 1, 0))) - 1
 
 
 def _template_json(template: k8s.PodTemplateSpec) -> dict[str, Any]:
@@ -70,6 +92,20 @@ class ServingGroup(Construct):
             raise check.PropError(f"{owner}: size {props.size} — at most {MAX_GROUP_SIZE} pods per group")
         if pod.autoscaling is not None:
             raise check.PropError(f"{owner}: autoscaling — a ServingGroup scales by whole groups: set replicas")
+        if not 0 <= props.worker_pre_stop_seconds < pod.termination_grace_seconds:
+            raise check.PropError(
+                f"{owner}: worker_pre_stop_seconds {props.worker_pre_stop_seconds} — 0 to "
+                f"{pod.termination_grace_seconds - 1} (below termination_grace_seconds)"
+            )
+        self.group_name = group_name(pod.name)
+        longest = max_group_name_length(pod.replicas)
+        if len(self.group_name) > longest:
+            raise check.PropError(
+                f"{owner}: name {pod.name!r} — LeaderWorkerSet {self.group_name!r} is {len(self.group_name)} "
+                f"characters; at {pod.replicas} replicas at most {longest} fit the names LWS derives (worker "
+                f"StatefulSet '<lws>-<group>', its pods' controller-revision-hash '<statefulset>-<10>', ≤ 63): use a "
+                f"name of at most {longest - len(GROUP_SUFFIX)} characters"
+            )
         self.props = props
         labels = {
             "app.kubernetes.io/name": pod.name,
@@ -80,12 +116,17 @@ class ServingGroup(Construct):
         pod_labels = {**pod.labels, **labels}
         leaders = {**labels, ROLE_LABEL: "leader"}
         self.leader_labels = leaders
-        worker = serving_container(pod, serves=False, command=props.worker_command, args=props.worker_args)
-        self.leader_service_name = f"{pod.name}-leader"
+        worker = serving_container(
+            pod,
+            serves=False,
+            command=props.worker_command,
+            args=props.worker_args,
+            pre_stop_seconds=props.worker_pre_stop_seconds,
+        )
         manifest = {
             "apiVersion": "leaderworkerset.x-k8s.io/v1",
             "kind": "LeaderWorkerSet",
-            "metadata": {"name": pod.name, "namespace": pod.namespace, "labels": pod_labels},
+            "metadata": {"name": self.group_name, "namespace": pod.namespace, "labels": pod_labels},
             "spec": {
                 "replicas": pod.replicas,
                 "startupPolicy": "LeaderCreated",
@@ -105,7 +146,7 @@ class ServingGroup(Construct):
         self.service = k8s.KubeService(
             self,
             "service",
-            metadata=k8s.ObjectMeta(name=self.leader_service_name, namespace=pod.namespace, labels=labels),
+            metadata=k8s.ObjectMeta(name=pod.name, namespace=pod.namespace, labels=labels),
             spec=k8s.ServiceSpec(
                 selector=leaders,
                 ports=[k8s.ServicePort(name="http", port=pod.port, target_port=k8s.IntOrString.from_string("http"))],
