@@ -128,11 +128,15 @@ def _check(config_path: str) -> int:
         print(exc, file=sys.stderr)
         return 1
     report = evaluate(config)
-    if not report.errors and any(w.overrides for w in config.workloads):
-        try:  # overrides are checked against the rendered objects: render the workloads' charts
-            from inferstack.charts.workload import StorageRefs
-            from inferstack.stacks.workloads import render_workloads
+    if not report.errors and config.workloads:
+        # Render the workloads' charts (cdk8s only, no CDK stacks): overrides and every construct's own checks run
+        # on the rendered objects, so what passes check does not fail later in synth.
+        from inferstack.charts.workload import StorageRefs
+        from inferstack.constructs.custom_resource import CustomResourceError
+        from inferstack.constructs.validation import PropError
+        from inferstack.stacks.workloads import render_workloads
 
+        try:
             placeholders = StorageRefs(
                 region="us-east-1",
                 bucket="bucket",
@@ -143,6 +147,9 @@ def _check(config_path: str) -> int:
             render_workloads(config, None, placeholders)
         except ConfigError as exc:
             print(ConfigError(config_path, exc.problems), file=sys.stderr)
+            return 1
+        except (PropError, CustomResourceError) as exc:
+            print(f"{config_path}: {exc}", file=sys.stderr)
             return 1
     for finding, reason in report.acknowledged:
         print(f"acknowledged: {finding} (reason: {reason})")

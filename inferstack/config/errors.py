@@ -60,8 +60,9 @@ def _kinds() -> dict[str, type[BaseModel]]:
 def _without_tags(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
     """``loc`` without the union tags pydantic puts after a list index (``workloads.0.vllm.engine`` → ``workloads.0
     .engine``): the config has no such key."""
-    kinds = _kinds()
-    return tuple(part for i, part in enumerate(loc) if not (i and isinstance(loc[i - 1], int) and part in kinds))
+    if len(loc) > 2 and loc[0] == "workloads" and isinstance(loc[1], int) and loc[2] in _kinds():
+        return (*loc[:2], *loc[3:])
+    return loc
 
 
 def _model_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
@@ -71,7 +72,7 @@ def _model_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseMod
     for i, part in enumerate(loc):
         if isinstance(part, int):
             continue
-        if i and isinstance(loc[i - 1], int) and part in _kinds():
+        if i == 2 and loc[0] == "workloads" and isinstance(loc[1], int) and part in _kinds():
             current = _kinds()[part]  # a workload kind's tag: the union member
             continue
         if not (isinstance(current, type) and issubclass(current, BaseModel)):
@@ -113,6 +114,8 @@ def problem_from(root: type[BaseModel], error: ErrorDetails) -> Problem:
     loc = _without_tags(loc)
     if kind == "missing":
         return Problem(format_path(loc), "required")
+    if loc[:1] == ("workloads",) and len(loc) == 2 and kind in ("model_type", "model_attributes_type", "dict_type"):
+        return Problem(format_path(loc), "a workload is a mapping (name, pool, model, …)", error.get("input", _MISSING))
     if kind == "workload_kind":
         given = error.get("input")
         value = given.get("kind", _MISSING) if isinstance(given, dict) else _MISSING

@@ -4,13 +4,14 @@ one zone and on EFA where the nodes have it, and the image can use EFA at all.""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.versions import ENGINE_IMAGES
-from inferstack.config.compute import KarpenterPoolConfig
+from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
-from inferstack.plan import resolve
+from inferstack.plan import ResolvedWorkload, resolve
 from inferstack.plan.placement import host_instance, pool_instances
 from inferstack.rules.base import Finding, Rule, Severity
 
@@ -48,45 +49,71 @@ def check_accelerator(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def _nodes_of(resolved: ResolvedWorkload, pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> int | None:
+    """Nodes the workload's starting pods occupy on its pool (None: no host holds its pod — PARALLEL-NODE and
+    SCHEDULING say why). A pod with EFA takes every EFA device of its node, so it has the node to itself."""
+    plan = resolved.server.pod
+    host = host_instance(pool_instances(pool), plan.accelerators)
+    if host is None or not plan.accelerators:
+        return None
+    per_node = 1 if plan.efa else max(1, host.accelerator_count // plan.accelerators)
+    workload = resolved.config
+    replicas = workload.autoscaling.min_replicas if workload.autoscaling else workload.replicas
+    pods = replicas * sum(role.pods_per_replica for role in resolved.roles.values())
+    return -(-pods // per_node)
+
+
 def check_capacity(config: InferstackConfig) -> Iterator[Finding]:
-    """A replica starts only when all of its nodes run: the pool must be able to hold ``nodes × replicas`` nodes
-    (a partial group holds its GPUs and waits forever)."""
-    for resolved in resolve(config).workloads:
-        workload = resolved.config
-        if (
-            not isinstance(workload, VllmMultinodeWorkloadConfig)
-            or resolved.pool.accelerator is not AcceleratorKind.NVIDIA
-        ):
+    """A replica starts only when all of its nodes run: the pool must hold every group, with every other workload
+    on it (a partial group holds its GPUs and waits forever). EFA pods count one per node."""
+    plan = resolve(config)
+    for pool_name, resolved_pool in plan.pools.items():
+        on_pool = [w for w in plan.workloads if w.pool.name == pool_name]
+        groups = [w for w in on_pool if isinstance(w.config, VllmMultinodeWorkloadConfig)]
+        if not groups or resolved_pool.accelerator is not AcceleratorKind.NVIDIA:
             continue
-        pool = config.pool(workload.pool)
-        plan = resolved.server.pod
-        host = host_instance(pool_instances(pool), plan.accelerators)
-        if host is None or not plan.accelerators:
-            continue  # PARALLEL-NODE / SCHEDULING say why
-        per_node = max(1, host.accelerator_count // plan.accelerators)
-        nodes = -(-workload.nodes * workload.replicas // per_node)
+        pool = resolved_pool.config
+        counts = {w.name: _nodes_of(w, pool) for w in on_pool}
+        if any(counts[w.name] is None for w in groups):
+            continue
+        needed = sum(n for n in counts.values() if n is not None)
+        first = groups[0]
+        share = ", ".join(f"{name} {n}" for name, n in counts.items() if n)
+        host = host_instance(pool_instances(pool), first.server.pod.accelerators)
+        assert host is not None
         if isinstance(pool, KarpenterPoolConfig):
             limit = pool.accelerator_limit or 0
-            needed = nodes * host.accelerator_count
-            if needed > limit:
+            gpus = needed * host.accelerator_count
+            if gpus > limit:
                 yield Finding(
                     rule=CAPACITY,
-                    path=f"{resolved.path}.replicas",
-                    message=f"{workload.replicas} replica(s) × {workload.nodes} nodes need {nodes} × {host.name} "
-                    f"({needed} GPUs); pool {pool.name!r} allows {limit}, so a group would wait for nodes forever",
-                    fix=f"raise max_accelerators of pool {pool.name!r} to ≥ {needed}, or lower replicas",
+                    path=f"{first.path}.replicas",
+                    message=f"the workloads on pool {pool_name!r} need {needed} × {host.name} ({gpus} GPUs; {share}); "
+                    f"the pool allows {limit}, so a group would wait for nodes forever",
+                    fix=f"raise max_accelerators of pool {pool_name!r} to ≥ {gpus}, or lower replicas",
                 )
-        elif nodes > pool.max_size:
+        elif needed > pool.max_size:
             yield Finding(
                 rule=CAPACITY,
-                path=f"{resolved.path}.replicas",
-                message=f"{workload.replicas} replica(s) × {workload.nodes} nodes need {nodes} nodes; node group "
-                f"{pool.name!r} has max_size {pool.max_size}, so a group would wait for nodes forever",
-                fix=f"raise max_size of {pool.name!r} to ≥ {nodes}, or lower replicas",
-                suggestions=({f"{resolved.path}.replicas": pool.max_size * per_node // workload.nodes},)
-                if pool.max_size * per_node >= workload.nodes
-                else (),
+                path=f"{first.path}.replicas",
+                message=f"the workloads on node group {pool_name!r} need {needed} nodes ({share}); it has max_size "
+                f"{pool.max_size}, so a group would wait for nodes forever",
+                fix=f"raise max_size of {pool_name!r} to ≥ {needed}, or lower replicas",
+                suggestions=_fewer_replicas(config, first),
             )
+
+
+def _fewer_replicas(config: InferstackConfig, resolved: ResolvedWorkload) -> tuple[dict[str, Any], ...]:
+    """The most replicas (≥ 1) of the group that fit beside the pool's other workloads — checked to pass."""
+    from inferstack.rules.serving import suggesting, viable  # serving's checks include this module's
+
+    if not suggesting():
+        return ()
+    for replicas in range(resolved.config.replicas - 1, 0, -1):
+        changes = {f"{resolved.path}.replicas": replicas}
+        if viable(config, changes):
+            return (changes,)
+    return ()
 
 
 def check_zone(config: InferstackConfig) -> Iterator[Finding]:

@@ -23,6 +23,7 @@ from inferstack.plan.placement import (
     pool_instances,
     pool_taints,
 )
+from inferstack.rules import multinode
 from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.sizing.model import SizingInput, SizingResult, longest_fitting_len, size
 
@@ -152,13 +153,13 @@ def _fit_suggestions(
     candidates = sorted({tp for instance in instances for tp in valid_tp(workload, instance) if tp > current})
     for tp in candidates:
         changes = {f"{path}.engine.tensor_parallel_size": tp}
-        if _viable(config, changes):
+        if viable(config, changes):
             found.append(changes)
             break
     length = longest_fitting_len(_input(workload, host))
     if length >= 16:
         changes = {f"{path}.engine.max_model_len": length}
-        if _viable(config, changes):
+        if viable(config, changes):
             found.append(changes)
     if not found:
         found += _more_nodes(config, path, workload)
@@ -184,7 +185,7 @@ def _more_nodes(config: InferstackConfig, path: str, workload: VllmWorkloadConfi
         }
         if pool.efa:
             changes[f"{path}.efa"] = True
-        if _viable(config, changes):
+        if viable(config, changes):
             return [changes]
     return []
 
@@ -289,12 +290,12 @@ def _parallel_suggestions(
     heads = workload.model.arch.attention_heads
     for tp in range(most * workload.nodes // workload.engine.pipeline_parallel_size, 0, -1):
         changes = {f"{path}.engine.tensor_parallel_size": tp}
-        if heads % tp == 0 and _viable(config, changes):
+        if heads % tp == 0 and viable(config, changes):
             found.append(changes)
             break
     for pool in config.compute.pools:
         changes = {f"{path}.pool": pool.name}
-        if pool.name != workload.pool and _viable(config, changes):
+        if pool.name != workload.pool and viable(config, changes):
             found.append(changes)
     return (*found, *_more_nodes(config, path, workload))
 
@@ -307,14 +308,14 @@ def check_tp_heads(config: InferstackConfig) -> Iterator[Finding]:
             divisors = [d for d in (1, 2, 4, 8, 16, 32, 64) if heads % d == 0]
             field = f"{path}.engine.tensor_parallel_size"
             ranked = sorted(divisors, key=lambda d: (abs(d - tp), -d))
-            viable = [d for d in ranked if _SUGGEST.get() and _viable(config, {field: d})]
+            passing = [d for d in ranked if _SUGGEST.get() and viable(config, {field: d})]
             yield Finding(
                 rule=TP_HEADS,
                 path=field,
                 message=f"{workload.model.id} has {heads} attention heads, not divisible by tensor_parallel_size {tp}",
                 fix=f"use a tensor_parallel_size that divides {heads}: {', '.join(map(str, divisors))}"
-                + (f" ({viable[0]} fits this pool)" if viable else ""),
-                suggestions=({field: viable[0]},) if viable else (),
+                + (f" ({passing[0]} fits this pool)" if passing else ""),
+                suggestions=({field: passing[0]},) if passing else (),
             )
 
 
@@ -330,11 +331,11 @@ def check_neuron_cores(config: InferstackConfig) -> Iterator[Finding]:
             field = f"{path}.engine.tensor_parallel_size"
             multiples = list(range(per_device, 4 * max(tp, per_device) + 1, per_device))
             ranked = sorted(multiples, key=lambda m: (abs(m - tp), m))
-            viable = [m for m in ranked if _SUGGEST.get() and _viable(config, {field: m})]
+            passing = [m for m in ranked if _SUGGEST.get() and viable(config, {field: m})]
             yield Finding(
                 rule=NEURON_CORES,
                 path=field,
-                suggestions=({field: viable[0]},) if viable else (),
+                suggestions=({field: passing[0]},) if passing else (),
                 message=f"tensor_parallel_size {tp} NeuronCores is not a whole number of "
                 f"{instances[0].accelerator_model} devices ({per_device} cores each): the pod requests "
                 "aws.amazon.com/neuron in devices",
@@ -384,7 +385,7 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
                 )
                 ok, instance = fits_node(moved, candidate)
                 changes = {f"workloads[{index}].pool": candidate.name}
-                if ok and _SUGGEST.get() and _viable(config, changes):
+                if ok and _SUGGEST.get() and viable(config, changes):
                     others.append((f"{candidate.name} ({instance})", changes))
             fix = (
                 f"move the workload to pool {' or '.join(text for text, _ in others)}"
@@ -406,15 +407,29 @@ def _taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> frozenset
     return frozenset(pool_taints(pool))
 
 
-def _viable(config: InferstackConfig, changes: Mapping[str, Any]) -> bool:
-    """Whether ``config`` with ``changes`` is valid and passes every rule that judges parallelism, memory and
-    scheduling (a suggested fix must not be rejected by the next rule). Those checks suggest nothing meanwhile."""
+def suggesting() -> bool:
+    """False while a suggested fix is being checked (its checks must not suggest in turn)."""
+    return _SUGGEST.get()
+
+
+def viable(config: InferstackConfig, changes: Mapping[str, Any]) -> bool:
+    """Whether ``config`` with ``changes`` is valid and passes every rule that judges parallelism, memory,
+    scheduling and multi-node capacity (a suggested fix must not be rejected by the next rule). Those checks
+    suggest nothing meanwhile."""
     changed = with_changes(config, changes)
     if changed is None:
         return False
     token = _SUGGEST.set(False)
     try:
-        checks = (check_tp_heads, check_neuron_cores, check_parallel_node, check_fit, check_scheduling)
+        checks = (
+            check_tp_heads,
+            check_neuron_cores,
+            check_parallel_node,
+            check_fit,
+            check_scheduling,
+            multinode.check_accelerator,
+            multinode.check_capacity,
+        )
         return not any(list(check(changed)) for check in checks)
     finally:
         _SUGGEST.reset(token)

@@ -105,3 +105,44 @@ def test_an_override_key_must_look_like_a_kind():
             }
         )
     assert str(raised.value.problems[0]).startswith("workloads[0].overrides")
+
+
+def test_named_list_items_merge_by_name():
+    patch = {
+        "spec": {"template": {"spec": {"containers": [{"name": "vllm", "env": [{"name": "EXTRA", "value": "1"}]}]}}}
+    }
+    (container,) = of_kind(render({"Deployment": patch}), "Deployment")["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["EXTRA"] == "1" and env["HOME"] == "/home/vllm", "the rendered env stays"
+    assert container["args"][0].startswith("s3://"), "the rest of the container stays"
+
+
+@pytest.mark.parametrize(
+    ("patch", "field", "owner"),
+    [
+        ({"metadata": {"name": "other"}}, "metadata.name", "name"),
+        ({"metadata": {"namespace": "other"}}, "metadata.namespace", "namespace"),
+        ({"spec": {"replicas": 3}}, "spec.replicas", "replicas"),
+        ({"spec": {"selector": {"matchLabels": {"a": "b"}}}}, "spec.selector", "select"),
+    ],
+)
+def test_fields_others_depend_on_cannot_be_overridden(patch, field, owner):
+    (problem,) = problems({"Deployment": patch})
+    assert problem.startswith(f"workloads[0].overrides.Deployment.{field}:") and owner in problem
+
+
+def test_the_group_size_belongs_to_nodes():
+    multinode = {
+        "kind": "vllm_multinode",
+        "pool": "p5",
+        "model": {"id": "meta-llama/Llama-3.1-405B-Instruct", "hf_token_secret": {"name": "hf"}},
+        "engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2},
+    }
+    (problem,) = problems({"LeaderWorkerSet": {"spec": {"leaderWorkerTemplate": {"size": 3}}}}, **multinode)
+    assert problem.startswith("workloads[0].overrides.LeaderWorkerSet.spec.leaderWorkerTemplate.size:")
+    assert "set nodes" in problem
+
+
+def test_two_keys_for_one_object_are_refused():
+    (problem,) = problems({"Service": {"metadata": {"annotations": {"a": "1"}}}, "Service/w": {"spec": {}}})
+    assert problem.startswith("workloads[0].overrides.Service/w:") and "patch it once" in problem

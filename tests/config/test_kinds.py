@@ -82,3 +82,15 @@ def test_the_schema_offers_every_kind():
     items = schema["properties"]["workloads"]["items"]
     refs = {ref["$ref"].rsplit("/", 1)[-1] for ref in items.get("oneOf", items.get("anyOf", []))}
     assert refs == {"VllmWorkloadConfig", "VllmMultinodeWorkloadConfig"}
+
+
+def test_a_workload_that_is_not_a_mapping_says_so():
+    (problem,) = problems("qwen")
+    assert problem == "workloads[0]: 'qwen' — a workload is a mapping (name, pool, model, …)"
+
+
+def test_only_the_tag_after_a_workload_index_is_dropped():
+    from inferstack.config.errors import _without_tags
+
+    assert _without_tags(("workloads", 0, "vllm_multinode", "nodes")) == ("workloads", 0, "nodes")
+    assert _without_tags(("acknowledge", 0, "vllm")) == ("acknowledge", 0, "vllm")

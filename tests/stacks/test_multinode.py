@@ -173,3 +173,52 @@ def test_deepseek_r1_across_two_p5en_passes_every_rule():
     assert [f.rule for f in report.warnings] == ["MULTINODE-EFA-IMAGE"]
     pod = resolve(parse_config(data)).workloads[0].server.pod
     assert pod.requests["nvidia.com/gpu"] == "8" and pod.requests["vpc.amazonaws.com/efa"] == "16"
+
+
+def _p5_multinode(**workload: object) -> dict:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["workloads"][0].update(workload)
+    return data
+
+
+def test_efa_pods_take_a_node_each_when_counting_capacity():
+    """TP 4 × PP 2 with EFA: each pod asks for 4 GPUs but every EFA device, so two pods cannot share a p5 node."""
+    data = _p5_multinode(
+        model={"id": "meta-llama/Llama-3.1-70B-Instruct", "hf_token_secret": {"name": "hf"}, "source": {"type": "fsx"}},
+        engine={"tensor_parallel_size": 4, "pipeline_parallel_size": 2},
+        replicas=2,
+    )
+    (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "MULTINODE-CAPACITY"]
+    assert "need 4 nodes" in finding.message
+    (changes,) = finding.suggestions
+    assert changes == {"workloads[0].replicas": 1}
+    assert evaluate(with_changes(parse_config(data), changes)).errors == []
+
+
+def test_capacity_counts_every_workload_on_the_pool():
+    data = yaml.safe_load(EXAMPLE.read_text())
+    single = {
+        "name": "llama-70b",
+        "namespace": "llm",
+        "pool": "p5-efa",
+        "model": {
+            "id": "meta-llama/Llama-3.1-70B-Instruct",
+            "hf_token_secret": {"name": "hf"},
+            "source": {"type": "fsx"},
+        },
+        "engine": {"tensor_parallel_size": 8},
+    }
+    data["workloads"].append(single)
+    (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "MULTINODE-CAPACITY"]
+    assert "need 3 nodes (llama-405b 2, llama-70b 1)" in finding.message
+
+
+def test_no_multinode_suggestion_the_pool_cannot_hold():
+    """The MODEL-FIT suggestion is checked against MULTINODE-CAPACITY too: one p5 node cannot hold a 2-node group."""
+    data = yaml.safe_load(EXAMPLE.read_text())
+    workload = data["workloads"][0]
+    workload.pop("kind"), workload.pop("nodes")
+    workload["engine"]["pipeline_parallel_size"] = 1
+    data["compute"]["node_groups"][0].update(max_size=1, desired_size=1)
+    (fit,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "MODEL-FIT"]
+    assert fit.suggestions == ()
