@@ -131,6 +131,8 @@ HELM_CHARTS: dict[str, HelmChartVersion] = {
         version="v0.10.0",
         source="kubernetes-sigs/lws · charts/lws/Chart.yaml + hack/push-chart.sh · tag v0.10.0 (2161f38f)",
         reference_version="0.10.0",
+        # The CRD comes from the chart's crds/, which Helm installs once and never upgrades: a later LWS bump needs
+        # the new CRD applied first (kubectl apply --server-side -f charts/lws/crds/ of that release).
     ),
     "kube-prometheus-stack": HelmChartVersion(
         chart="kube-prometheus-stack",

@@ -15,6 +15,9 @@ from inferstack.plan import ResolvedWorkload
 #: tests): the EFA provider, device RDMA (p4d/p5; harmless where libfabric ≥ 1.18 defaults it). They take effect
 #: only in an image with libfabric and the aws-ofi-nccl plugin (rule MULTINODE-EFA-IMAGE).
 EFA_ENV = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"}
+# With an EFA-enabled image swapped in, libfabric registers memory under the node's memlock limit (containers here
+# drop every capability; vLLM's GPUDirect RDMA doc asks for IPC_LOCK, which Pod Security baseline refuses) and AWS's
+# p5 NCCL tests request hugepages-2Mi or set FI_EFA_USE_HUGE_PAGE=0: verify NET/OFI in NCCL_DEBUG=INFO output.
 
 
 class VllmMultinodeChart(WorkloadChart):

@@ -154,7 +154,20 @@ def check_efa_image(config: InferstackConfig) -> Iterator[Finding]:
     """NCCL reaches EFA only through libfabric and the aws-ofi-nccl plugin. vllm/vllm-openai:v0.19.0 carries neither
     (docker/Dockerfile at v0.19.0: libibverbs and NCCL only), so NCCL falls back to TCP sockets without an error."""
     for path, workload in _workloads(config):
-        if workload.efa and workload.image(AcceleratorKind.NVIDIA) == ENGINE_IMAGES["vllm-gpu"]:
+        stock = workload.image(AcceleratorKind.NVIDIA) == ENGINE_IMAGES["vllm-gpu"]
+        most = max(t.accelerator_count for t in pool_instances(config.pool(workload.pool)))
+        if stock and workload.engine.tensor_parallel_size > most:
+            yield Finding(
+                rule=EFA_IMAGE,
+                path=f"{path}.engine.tensor_parallel_size",
+                message=f"tensor_parallel_size {workload.engine.tensor_parallel_size} spans nodes of {most} GPUs: an "
+                f"all-reduce per layer between nodes, and {ENGINE_IMAGES['vllm-gpu']} (no aws-ofi-nccl) runs it over "
+                "TCP sockets",
+                fix=f"keep tensor parallelism inside a node (tensor_parallel_size {most}, pipeline_parallel_size = "
+                "nodes), or use a vLLM image with the EFA stack",
+                severity=Severity.WARNING,
+            )
+        elif workload.efa and stock:
             yield Finding(
                 rule=EFA_IMAGE,
                 path=f"{path}.engine.image",

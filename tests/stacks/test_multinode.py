@@ -222,3 +222,10 @@ def test_no_multinode_suggestion_the_pool_cannot_hold():
     data["compute"]["node_groups"][0].update(max_size=1, desired_size=1)
     (fit,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "MODEL-FIT"]
     assert fit.suggestions == ()
+
+
+def test_tensor_parallelism_across_nodes_over_tcp_is_flagged():
+    data = _p5_multinode(engine={"tensor_parallel_size": 16, "pipeline_parallel_size": 1})
+    report = evaluate(parse_config(data))
+    (finding,) = [f for f, _ in report.acknowledged if f.rule == "MULTINODE-EFA-IMAGE"]
+    assert finding.path == "workloads[0].engine.tensor_parallel_size" and "all-reduce" in finding.message
