@@ -94,3 +94,9 @@ def test_only_the_tag_after_a_workload_index_is_dropped():
 
     assert _without_tags(("workloads", 0, "vllm_multinode", "nodes")) == ("workloads", 0, "nodes")
     assert _without_tags(("acknowledge", 0, "vllm")) == ("acknowledge", 0, "vllm")
+
+
+def test_a_multinode_name_leaves_room_for_the_names_lws_derives():
+    (problem,) = problems({**MULTINODE, "name": "a" * 41})
+    assert problem.startswith("workloads[0].name:") and "at most 40" in problem
+    parse_config({"compute": POOLS, "workloads": [{**MULTINODE, "name": "a" * 40}]})

@@ -78,3 +78,30 @@ def test_autoscaling_without_a_queue_metric_is_refused():
         pod_validate("Toy", dataclasses.replace(TOY, queue_metric=None))
     with pytest.raises(PropError, match="ServingWorkload 'toy': image"):
         ServingWorkload(cdk8s.Chart(cdk8s.App(), "c"), "t", dataclasses.replace(TOY, image="toy:latest"))
+
+
+def test_a_serving_group_refuses_names_whose_derived_names_exceed_63():
+
+    from inferstack.constructs.pod.group import ServingGroup, ServingGroupProps
+
+    pod = ServingPodProps(
+        name="n" * 50,
+        namespace="inference",
+        component="echo",
+        image="registry.example.com/echo:1.0.0",
+        command=["echo"],
+        args=[],
+        container_name="echo",
+        port=8000,
+        home="/home/echo",
+        user="echo",
+        service_account="echo",
+        requests={"nvidia.com/gpu": "1"},
+        limits={"nvidia.com/gpu": "1"},
+        node_selector={},
+        tolerations=[],
+        startup_seconds=600,
+    )
+    props = ServingGroupProps(pod=pod, size=2, worker_command=["echo"], worker_args=[])
+    with pytest.raises(PropError, match="use a name of at most 44 characters"):
+        ServingGroup(cdk8s.Chart(cdk8s.App(), "c"), "g", props)
