@@ -13,7 +13,7 @@ import pytest
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config import ConfigError, InferstackConfig, parse_config
 from inferstack.config.kinds import WorkloadKind, register_kind, unregister_kind
-from inferstack.config.workloads import WorkloadBase
+from inferstack.config.workloads import SingleModelWorkload, WorkloadBase
 from inferstack.constructs.checks.pod_security import Level, check_manifests
 from inferstack.constructs.checks.references import External, check_references
 from inferstack.constructs.pod import QueueMetric, ServingPodProps, ServingWorkload
@@ -21,7 +21,7 @@ from inferstack.plan import ResolvedPool, ResolvedWorkload, resolve, server_role
 from inferstack.rules import Finding, Rule, evaluate
 
 
-class EchoWorkloadConfig(WorkloadBase):
+class EchoWorkloadConfig(SingleModelWorkload):
     """A toy engine: one GPU, an image, a port."""
 
     kind: Literal["echo"] = "echo"

@@ -98,7 +98,7 @@ class VllmChart(WorkloadChart):
                     k8s.VolumeMount(name="compiled", mount_path=COMPILED_DIR, read_only=True),
                 ],
             )
-            size = neuron_model_volume_gib(workload)
+            size = neuron_model_volume_gib(workload.model)
             volumes = [
                 k8s.Volume(
                     name="model", empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{size}Gi"))

@@ -16,12 +16,12 @@ from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
 from inferstack.charts.overrides import apply_overrides
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelSourceType, WorkloadBase
+from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
 from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
-from inferstack.plan import ResolvedWorkload
+from inferstack.plan import ResolvedModel, ResolvedWorkload
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,10 +38,10 @@ class StorageRefs:
     mount_cache_gib: int = 10
 
 
-def fsx_model_path(workload: WorkloadBase, refs: StorageRefs) -> str:
+def fsx_model_path(model: ModelConfig, refs: StorageRefs) -> str:
     """Where the model's bucket prefix appears inside the file system (the data repository association maps
     ``fsx_import_prefix`` to ``fsx_path``)."""
-    relative = workload.model.bucket_prefix[len(refs.fsx_import_prefix) :]
+    relative = model.bucket_prefix[len(refs.fsx_import_prefix) :]
     return f"{refs.fsx_path.rstrip('/')}/{relative}".rstrip("/")
 
 
@@ -96,7 +96,6 @@ class WorkloadChart(cdk8s.Chart):
         super().__init__(scope, construct_id, disable_resource_name_hashes=True, namespace=workload.namespace)
         self.resolved = resolved
         self.workload = workload
-        model, source = workload.model, workload.model.source
         labels = {"app.kubernetes.io/name": workload.name, "app.kubernetes.io/part-of": "inferstack"}
         accounts = sorted({role.service_account for role in resolved.roles.values()})
         for account in accounts:  # construct ids as before multi-role kinds: the serving account is "server-sa"
@@ -106,13 +105,34 @@ class WorkloadChart(cdk8s.Chart):
                 metadata=k8s.ObjectMeta(name=account, namespace=workload.namespace, labels=labels),
                 automount_service_account_token=False,
             )
+        #: How each model's weights are read (in the order of ``resolved.models``).
+        self.loadings: list[ModelLoading] = [self._model(resolved, model, refs) for model in resolved.models]
+        self.loading = self.loadings[0]
+        if resolved.writes_bucket and refs.bucket:
+            k8s.KubeServiceAccount(
+                self,
+                "sync-sa",
+                metadata=k8s.ObjectMeta(
+                    name=resolved.writer_service_account, namespace=workload.namespace, labels=labels
+                ),
+                automount_service_account_token=False,
+            )
+        for model in resolved.models:
+            self._sync(resolved, model, refs)
+        self.serve(resolved, refs)
+        apply_overrides(self, workload.overrides, f"{resolved.path}.overrides", kubernetes_version)
+
+    def _model(self, resolved: ResolvedWorkload, resolved_model: ResolvedModel, refs: StorageRefs) -> ModelLoading:
+        """The model's volume (Mountpoint / FSx PV+PVC); returns how the engine reads it."""
+        workload, model, suffix = resolved.config, resolved_model.config, resolved_model.suffix
+        source = model.source
         claim = None
         if source.type is ModelSourceType.S3_MOUNT:
             claim = S3ModelVolume(
                 self,
-                "model-volume",
+                f"model-volume{suffix}",
                 S3ModelVolumeProps(
-                    name=f"{workload.name}-model",
+                    name=f"{workload.name}-model{suffix}",
                     namespace=workload.namespace,
                     bucket=refs.bucket or "",
                     prefix=model.bucket_prefix,
@@ -123,9 +143,9 @@ class WorkloadChart(cdk8s.Chart):
         elif source.type is ModelSourceType.FSX:
             claim = FsxModelVolume(
                 self,
-                "model-volume",
+                f"model-volume{suffix}",
                 FsxModelVolumeProps(
-                    name=f"{workload.name}-model",
+                    name=f"{workload.name}-model{suffix}",
                     namespace=workload.namespace,
                     file_system_id=refs.fsx_id or "",
                     dns_name=refs.fsx_dns_name or "",
@@ -133,7 +153,7 @@ class WorkloadChart(cdk8s.Chart):
                 ),
             ).claim_name
         token = (model.hf_token_secret.name, model.hf_token_secret.key) if model.hf_token_secret else None
-        self.loading: ModelLoading = model_loading(
+        loading = model_loading(
             ModelSourceProps(
                 kind=SourceKind(source.type.value),
                 model_id=model.id,
@@ -142,28 +162,26 @@ class WorkloadChart(cdk8s.Chart):
                 prefix=model.bucket_prefix,
                 region=refs.region,
                 claim_name=claim,
-                fsx_path=fsx_model_path(workload, refs) if source.type is ModelSourceType.FSX else None,
+                fsx_path=fsx_model_path(model, refs) if source.type is ModelSourceType.FSX else None,
                 image_path=source.path,
                 streamer_concurrency=source.streamer_concurrency,
                 hf_token_secret=token,
                 hf_cache_gib=source.cache_size_gib,
+                suffix=suffix,
             )
         )
-        if resolved.writes_bucket and refs.bucket:
-            k8s.KubeServiceAccount(
-                self,
-                "sync-sa",
-                metadata=k8s.ObjectMeta(
-                    name=resolved.writer_service_account, namespace=workload.namespace, labels=labels
-                ),
-                automount_service_account_token=False,
-            )
-        if resolved.sync and refs.bucket:
+        return loading
+
+    def _sync(self, resolved: ResolvedWorkload, resolved_model: ResolvedModel, refs: StorageRefs) -> None:
+        """The model's sync Job, when it is synced into the bucket."""
+        workload, model, suffix = resolved.config, resolved_model.config, resolved_model.suffix
+        token = (model.hf_token_secret.name, model.hf_token_secret.key) if model.hf_token_secret else None
+        if resolved_model.sync and refs.bucket:
             ModelSyncJob(
                 self,
-                "model-sync",
+                f"model-sync{suffix}",
                 ModelSyncJobProps(
-                    name=f"{workload.name}-model-sync",
+                    name=f"{workload.name}-model-sync{suffix}",
                     namespace=workload.namespace,
                     service_account=resolved.writer_service_account,
                     bucket=refs.bucket,
@@ -174,29 +192,29 @@ class WorkloadChart(cdk8s.Chart):
                     hf_token_secret=token,
                     node_selector={POOL_LABEL: SYSTEM_POOL},
                     priority_class=BATCH_PRIORITY_CLASS,
-                    exclude=resolved.sync_excludes,
+                    exclude=resolved_model.sync_excludes,
                 ),
             )
-        self.serve(resolved, refs)
-        apply_overrides(self, workload.overrides, f"{resolved.path}.overrides", kubernetes_version)
 
     def serve(self, resolved: ResolvedWorkload, refs: StorageRefs) -> None:
         """Add the kind's serving objects (a subclass's part). ``self.loading`` says how the weights are read."""
         raise NotImplementedError(f"{type(self).__name__} must add the workload's serving objects")
 
-    def wait_for_model(self, resolved: ResolvedWorkload, refs: StorageRefs) -> list[k8s.Container]:
-        """An init container holding the server until the model-sync Job has finished (instead of crash-looping on
-        a partial model); none when nothing syncs."""
-        if not (resolved.sync and refs.bucket):
+    def wait_for_model(self, resolved: ResolvedWorkload, refs: StorageRefs, index: int = 0) -> list[k8s.Container]:
+        """An init container holding the server until the sync Job of model ``index`` (default the primary) has
+        finished (instead of crash-looping on a partial model); none when it is not synced."""
+        resolved_model = resolved.models[index]
+        if not (resolved_model.sync and refs.bucket):
             return []
-        model = resolved.config.model
+        model, loading = resolved_model.config, self.loadings[index]
         mounted = model.source.type in (ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
         return [
             wait_for_sync_container(
                 bucket=refs.bucket,
                 prefix=model.bucket_prefix,
                 region=refs.region,
-                mounted_path=self.loading.model if mounted else None,
-                mounts=list(self.loading.mounts) if mounted else None,
+                mounted_path=loading.model if mounted else None,
+                mounts=list(loading.mounts) if mounted else None,
+                name="wait-for-model" if index == 0 else f"wait-for-model{resolved_model.suffix}",
             )
         ]

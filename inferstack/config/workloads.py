@@ -200,10 +200,8 @@ class WorkloadBase(StrictModel):
     """Default: the workload name. Bound (Pod Identity) to a role that can only read this model's prefix."""
     pool: str
     """Node group or Karpenter pool (``compute``) the pods run on."""
-    model: ModelConfig
-    """The model served (catalog id or inline architecture) and where its weights come from."""
     sync_model: bool = True
-    """For bucket-backed sources: a Job copies the model from Hugging Face into the prefix once. Default on."""
+    """For bucket-backed sources: a Job copies each model from Hugging Face into its prefix once. Default on."""
     replicas: int = Field(default=1, ge=0)
     """Replicas when not autoscaled. Default 1."""
     autoscaling: AutoscalingConfig | None = None
@@ -226,8 +224,25 @@ class WorkloadBase(StrictModel):
         """Checks that need the platform (the pool's accelerator); raise ``PydanticCustomError`` with a ``field``
         relative to the workload. Default: none."""
 
+    @property
+    def model_entries(self) -> tuple[tuple[str, ModelConfig], ...]:
+        """Every model the workload serves, with its config path relative to the workload (``model``,
+        ``models[1].model``…); the first is the primary one."""
+        raise NotImplementedError(f"{type(self).__name__} must list its models")
 
-class VllmWorkloadConfig(WorkloadBase):
+
+class SingleModelWorkload(WorkloadBase):
+    """A workload that serves one model (``model``)."""
+
+    model: ModelConfig
+    """The model served (catalog id or inline architecture) and where its weights come from."""
+
+    @property
+    def model_entries(self) -> tuple[tuple[str, ModelConfig], ...]:
+        return (("model", self.model),)
+
+
+class VllmWorkloadConfig(SingleModelWorkload):
     """One model served by vLLM: a Deployment of single-node servers (one pod per replica)."""
 
     kind: Literal["vllm"] = "vllm"

@@ -43,6 +43,9 @@ class ModelSourceProps:
     hf_token_secret: tuple[str, str] | None = None
     """(Secret name, key)."""
     hf_cache_gib: int = 100
+    suffix: str = ""
+    """Appended to the volume names and mount paths, so several models can load in one pod (``-2``…). Default
+    none."""
 
 
 @dataclass
@@ -107,32 +110,33 @@ def model_loading(props: ModelSourceProps) -> ModelLoading:
             ],
             needs_aws_credentials=True,
         )
+    suffix = props.suffix
     if props.kind in (SourceKind.S3_MOUNT, SourceKind.FSX):
-        root = MODEL_MOUNT if props.kind is SourceKind.S3_MOUNT else "/fsx"
+        root = (MODEL_MOUNT if props.kind is SourceKind.S3_MOUNT else "/fsx") + suffix
         model = root if props.kind is SourceKind.S3_MOUNT else f"{root}{props.fsx_path}"
         return ModelLoading(
             model=model,
             volumes=[
                 k8s.Volume(
-                    name="model",
+                    name=f"model{suffix}",
                     persistent_volume_claim=k8s.PersistentVolumeClaimVolumeSource(
                         claim_name=props.claim_name or "", read_only=True
                     ),
                 )
             ],
-            mounts=[k8s.VolumeMount(name="model", mount_path=root, read_only=True)],
+            mounts=[k8s.VolumeMount(name=f"model{suffix}", mount_path=root, read_only=True)],
         )
     if props.kind is SourceKind.IMAGE:
         return ModelLoading(model=props.image_path or "")
     return ModelLoading(  # HF: download at start into an emptyDir cache
         model=props.model_id,
         args=["--revision", props.revision],
-        env=[k8s.EnvVar(name="HF_HOME", value=HF_CACHE), *_token_env(props.hf_token_secret)],
+        env=[k8s.EnvVar(name="HF_HOME", value=HF_CACHE + suffix), *_token_env(props.hf_token_secret)],
         volumes=[
             k8s.Volume(
-                name="hf-cache",
+                name=f"hf-cache{suffix}",
                 empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{props.hf_cache_gib}Gi")),
             )
         ],
-        mounts=[k8s.VolumeMount(name="hf-cache", mount_path=HF_CACHE)],
+        mounts=[k8s.VolumeMount(name=f"hf-cache{suffix}", mount_path=HF_CACHE + suffix)],
     )

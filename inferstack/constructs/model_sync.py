@@ -51,15 +51,16 @@ def wait_for_sync_container(
     region: str,
     mounted_path: str | None = None,
     mounts: list[k8s.VolumeMount] | None = None,
+    name: str = "wait-for-model",
 ) -> k8s.Container:
-    """An init container that holds the server until the model-sync Job has finished: it checks the marker in
-    S3 (pod credentials) or, for mounted sources, in the mounted volume."""
+    """An init container (``name``, default ``wait-for-model``) that holds the server until the model-sync Job has
+    finished: it checks the marker in S3 (pod credentials) or, for mounted sources, in the mounted volume."""
     if mounted_path is not None:
         check = f'[ -f "{mounted_path}/{SYNC_MARKER}" ]'
     else:
         check = f'aws s3api head-object --bucket "{bucket}" --key "{prefix}{SYNC_MARKER}" >/dev/null 2>&1'
     return k8s.Container(
-        name="wait-for-model",
+        name=name,
         image=ENGINE_IMAGES["aws-cli"],
         command=["sh", "-c", f'until {check}; do echo "waiting for the model sync job"; sleep 20; done'],
         env=[k8s.EnvVar(name="AWS_REGION", value=region), k8s.EnvVar(name="HOME", value=POD_TMP)],

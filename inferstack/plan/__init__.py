@@ -17,7 +17,7 @@ from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.kinds import kind_of, load
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import WorkloadBase
+from inferstack.config.workloads import ModelConfig, WorkloadBase
 from inferstack.plan.names import (
     needs_reader,
     needs_sync,
@@ -27,7 +27,16 @@ from inferstack.plan.names import (
 )
 from inferstack.plan.placement import PodPlan, pod_plan, pool_instances, pool_labels, pool_taints
 
-__all__ = ["Planner", "ResolvedPlatform", "ResolvedPool", "ResolvedWorkload", "Role", "resolve", "workload_plan"]
+__all__ = [
+    "Planner",
+    "ResolvedModel",
+    "ResolvedPlatform",
+    "ResolvedPool",
+    "ResolvedWorkload",
+    "Role",
+    "resolve",
+    "workload_plan",
+]
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,20 @@ class Role:
 
 
 @dataclass(frozen=True)
+class ResolvedModel:
+    """One model of a workload, with its storage plumbing decided."""
+
+    path: str
+    """Config path, e.g. ``workloads[0].model`` or ``workloads[0].models[1].model``."""
+    config: ModelConfig
+    suffix: str
+    """Appended to the names of its objects (model volume, sync Job): ``""`` for the first model, ``-2``…"""
+    sync: bool
+    """A model-sync Job fills its bucket prefix."""
+    sync_excludes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ResolvedWorkload:
     """A workload with everything decided: its pool, roles, identities, storage access and image."""
 
@@ -74,18 +97,27 @@ class ResolvedWorkload:
     pool: ResolvedPool
     roles: Mapping[str, Role]
     image: str
-    sync: bool
-    """A model-sync Job fills the bucket prefix."""
+    models: tuple[ResolvedModel, ...]
+    """Every model it serves; the first is the primary one."""
     writes_bucket: bool
-    """A Job (model sync, Neuron compile) writes the prefix: the writer role exists."""
+    """A Job (model sync, Neuron compile) writes a prefix: the writer role exists."""
     writer_service_account: str
-    sync_excludes: tuple[str, ...]
     operators: frozenset[str] = frozenset()
     """Operators whose custom resources its objects are (``prometheus``, ``keda``, ``lws``…)."""
 
     @property
     def kind(self) -> str:
         return self.config.kind
+
+    @property
+    def sync(self) -> bool:
+        """A model-sync Job fills a prefix of one of its models."""
+        return any(model.sync for model in self.models)
+
+    @property
+    def prefixes(self) -> list[str]:
+        """Bucket prefixes of its models, each once, in order."""
+        return list(dict.fromkeys(model.config.bucket_prefix for model in self.models))
 
     @property
     def path(self) -> str:
@@ -161,16 +193,25 @@ def workload_plan(
     needed = {*kind_of(workload).operators, *operators}
     if workload.monitoring:
         needed.add("prometheus")
+    models = tuple(
+        ResolvedModel(
+            path=f"workloads[{index}].{relative}",
+            config=model,
+            suffix="" if position == 0 else f"-{position + 1}",
+            sync=needs_sync(workload, model),
+            sync_excludes=sync_excludes(model),
+        )
+        for position, (relative, model) in enumerate(workload.model_entries)
+    )
     return ResolvedWorkload(
         index=index,
         config=workload,
         pool=pools[workload.pool],
         roles=roles,
         image=image,
-        sync=needs_sync(workload),
-        writes_bucket=needs_sync(workload) or compiles,
+        models=models,
+        writes_bucket=any(m.sync for m in models) or compiles,
         writer_service_account=sync_service_account(workload),
-        sync_excludes=sync_excludes(workload),
         operators=frozenset(needed),
     )
 

@@ -4,7 +4,7 @@ model prefix, the model-sync file set. One place, read by the plan, the charts a
 from __future__ import annotations
 
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.config.workloads import ModelSourceType, WorkloadBase
+from inferstack.config.workloads import ModelConfig, ModelSourceType, WorkloadBase
 
 BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
 #: Files a checkpoint format never needs: vLLM 0.19's Run:ai streamer reads every top-level ``*.safetensors`` of
@@ -18,9 +18,9 @@ HF_FORMAT_EXCLUDE = ("consolidated*.safetensors", "consolidated.safetensors.inde
 ``original/`` checkpoint."""
 
 
-def sync_excludes(workload: WorkloadBase) -> tuple[str, ...]:
+def sync_excludes(model: ModelConfig) -> tuple[str, ...]:
     """The files of the model repository the engine's format does not read (the sync leaves them out)."""
-    return MISTRAL_FORMAT_EXCLUDE if workload.model.arch.mistral_format else HF_FORMAT_EXCLUDE
+    return MISTRAL_FORMAT_EXCLUDE if model.arch.mistral_format else HF_FORMAT_EXCLUDE
 
 
 def sync_service_account(workload: WorkloadBase) -> str:
@@ -33,11 +33,13 @@ def server_service_account(workload: WorkloadBase) -> str:
     return workload.service_account or workload.name
 
 
-def needs_sync(workload: WorkloadBase) -> bool:
-    """A Job copies the model from Hugging Face into the bucket prefix first."""
-    return workload.sync_model and workload.model.source.type in BUCKET_SOURCES
+def needs_sync(workload: WorkloadBase, model: ModelConfig) -> bool:
+    """A Job copies ``model`` from Hugging Face into its bucket prefix first."""
+    return workload.sync_model and model.source.type in BUCKET_SOURCES
 
 
 def needs_reader(workload: WorkloadBase, accelerator: AcceleratorKind) -> bool:
-    """Server pods read S3 themselves: Run:ai streamer, or the Neuron fetch of weights + compiled artifacts."""
-    return workload.model.source.type is ModelSourceType.S3 or accelerator is AcceleratorKind.NEURON
+    """Server pods read S3 themselves: Run:ai streamer (or a bucket URI the engine loads), or the Neuron fetch of
+    weights + compiled artifacts."""
+    sources = {model.source.type for _, model in workload.model_entries}
+    return ModelSourceType.S3 in sources or accelerator is AcceleratorKind.NEURON

@@ -17,7 +17,7 @@ from inferstack.catalog.kubernetes import (
 )
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelSourceType, WorkloadBase
+from inferstack.config.workloads import ModelConfig, ModelSourceType, WorkloadBase
 
 #: CPU the kubelet reservation and node DaemonSets (CNI, kube-proxy, device plugins, DCGM, NFD) take, vCPU.
 NODE_CPU_OVERHEAD = 1.0
@@ -112,12 +112,12 @@ def host_instance(instances: list[InstanceType], accelerators: int) -> InstanceT
     return min(fitting, key=lambda t: (t.accelerator_count, t.vcpu, t.name)) if fitting else None
 
 
-def startup_seconds(workload: WorkloadBase, accelerator: AcceleratorKind, nodes: int = 1) -> int:
+def startup_seconds(model: ModelConfig, accelerator: AcceleratorKind, nodes: int = 1) -> int:
     """Estimated time from container start to ready, times a safety factor, in whole minutes. A group of ``nodes``
     pods then forms the group. Every node reads the whole checkpoint, not its pipeline stage's share: vLLM 0.19's
     safetensors iterator reads every tensor of every file on every rank (model_loader/weight_utils.py
     ``safetensors_weights_iterator``; only expert-parallel experts are skipped)."""
-    load = workload.model.arch.weights_gib / LOAD_GIB_PER_SECOND[workload.model.source.type]
+    load = model.arch.weights_gib / LOAD_GIB_PER_SECOND[model.source.type]
     group = GROUP_START_SECONDS if nodes > 1 else 0
     return int(math.ceil((load + ENGINE_START_SECONDS[accelerator] + group) * STARTUP_SAFETY / 60) * 60)
 
@@ -129,10 +129,12 @@ def pod_plan(
     ranks: int,
     nodes: int = 1,
     min_memory_gib: float = 0,
+    model: ModelConfig | None = None,
 ) -> PodPlan:
     """The pod ``workload`` runs as on its pool, holding ``ranks`` ranks (GPUs, or NeuronCores), in a group of
     ``nodes`` pods per replica (1: a single-node server). ``min_memory_gib``: a floor under the derived memory
-    request (e.g. an engine's CPU KV cache). Default 0."""
+    request (e.g. an engine's CPU KV cache). Default 0. ``model``: the model whose load the startup estimate
+    covers. Default: the workload's primary model."""
     pool = config.pool(workload.pool)
     instances = pool_instances(pool)
     accelerator = pool.accelerator
@@ -161,7 +163,7 @@ def pod_plan(
         requests[resource] = limits[resource] = str(devices)
     if efa:
         requests[EFA_RESOURCE] = limits[EFA_RESOURCE] = str(efa)
-    estimate = startup_seconds(workload, accelerator, nodes)
+    estimate = startup_seconds(model or workload.model_entries[0][1], accelerator, nodes)
     return PodPlan(
         accelerator=accelerator,
         accelerators=devices,
@@ -222,6 +224,6 @@ def fits_node(plan: PodPlan, pool: AcceleratedNodeGroupConfig | KarpenterPoolCon
 NEURON_COMPILE_SCRATCH_GIB = 200
 
 
-def neuron_model_volume_gib(workload: WorkloadBase) -> int:
+def neuron_model_volume_gib(model: ModelConfig) -> int:
     """Local copy of the weights on a Neuron node (server and compile Job), GiB: weights + 30 % + 20."""
-    return int(workload.model.arch.weights_gib * 1.3) + 20
+    return int(model.arch.weights_gib * 1.3) + 20

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelSourceType, WorkloadBase
+from inferstack.config.workloads import ModelConfig, ModelSourceType, WorkloadBase
 from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 from inferstack.rules.base import Finding, Rule
 
@@ -30,21 +30,28 @@ def _workloads(config: InferstackConfig) -> Iterator[tuple[str, WorkloadBase]]:
         yield f"workloads[{index}]", workload
 
 
+def _models(config: InferstackConfig) -> Iterator[tuple[str, str, WorkloadBase, ModelConfig]]:
+    """``(workload path, model path, workload, model)`` of every model of every workload."""
+    for path, workload in _workloads(config):
+        for relative, model in workload.model_entries:
+            yield path, f"{path}.{relative}", workload, model
+
+
 def check_backend(config: InferstackConfig) -> Iterator[Finding]:
     """``s3``/``s3_mount`` need the model bucket; ``fsx`` needs ``storage.fsx``."""
-    for path, workload in _workloads(config):
-        kind = workload.model.source.type
+    for path, mpath, workload, model in _models(config):
+        kind = model.source.type
         if kind in _BUCKET_SOURCES and config.storage.model_bucket is None:
             yield Finding(
                 rule=BACKEND,
-                path=f"{path}.model.source.type",
+                path=f"{mpath}.source.type",
                 message=f"source {kind.value} reads the model bucket, but storage.model_bucket is null",
                 fix="restore storage.model_bucket (or set existing_bucket_name), or use an hf/image source",
             )
         if kind is ModelSourceType.FSX and config.storage.fsx is None:
             yield Finding(
                 rule=BACKEND,
-                path=f"{path}.model.source.type",
+                path=f"{mpath}.source.type",
                 message="source fsx needs an FSx for Lustre file system, but storage.fsx is not set",
                 fix="add storage.fsx (in the GPU pool's zone) or use source type s3 / s3_mount",
             )
@@ -64,7 +71,7 @@ def check_fsx_zone(config: InferstackConfig) -> Iterator[Finding]:
         return
     fsx_zone = config.zone_index(fsx.availability_zone)
     for path, workload in _workloads(config):
-        if workload.model.source.type is not ModelSourceType.FSX:
+        if all(model.source.type is not ModelSourceType.FSX for _, model in workload.model_entries):
             continue
         pool = config.pool(workload.pool)
         if pool.availability_zone is None:
@@ -89,12 +96,12 @@ def check_prefix(config: InferstackConfig) -> Iterator[Finding]:
     fsx = config.storage.fsx
     if fsx is None:
         return
-    for path, workload in _workloads(config):
-        prefix = workload.model.bucket_prefix
-        if workload.model.source.type is ModelSourceType.FSX and not prefix.startswith(fsx.import_prefix):
+    for _, mpath, _, model in _models(config):
+        prefix = model.bucket_prefix
+        if model.source.type is ModelSourceType.FSX and not prefix.startswith(fsx.import_prefix):
             yield Finding(
                 rule=PREFIX,
-                path=f"{path}.model.source.prefix",
+                path=f"{mpath}.source.prefix",
                 message=f"{prefix} is outside {fsx.import_prefix}, the only prefix FSx imports, so the "
                 "model would not exist in the file system",
                 fix=f"put the model under {fsx.import_prefix} or change storage.fsx.import_prefix",
@@ -103,15 +110,14 @@ def check_prefix(config: InferstackConfig) -> Iterator[Finding]:
 
 def check_token(config: InferstackConfig) -> Iterator[Finding]:
     """A gated model downloaded from Hugging Face (hf source or the model-sync Job) needs a token."""
-    for path, workload in _workloads(config):
-        model = workload.model
+    for _, mpath, workload, model in _models(config):
         downloads = model.source.type is ModelSourceType.HF or (
             workload.sync_model and model.source.type in (*_BUCKET_SOURCES, ModelSourceType.FSX)
         )
         if downloads and model.arch.gated and model.hf_token_secret is None:
             yield Finding(
                 rule=HF_TOKEN,
-                path=f"{path}.model.hf_token_secret",
+                path=f"{mpath}.hf_token_secret",
                 message=f"{model.id} is gated on Hugging Face; downloading it without a token fails (401)",
                 fix="create a Secret with a token of an account that accepted the licence and set "
                 "hf_token_secret: {name: hf-token, key: token}",
@@ -134,20 +140,22 @@ def check_disk(config: InferstackConfig) -> Iterator[Finding]:
     """What a workload writes to its node's disk fits: an ``hf`` download (the cache volume must hold the
     checkpoint, the disk the cache), and on Neuron the local copy of the weights beside the compile Job's scratch."""
     for path, workload in _workloads(config):
-        source = workload.model.source
         pool = config.pool(workload.pool)
         if pool.accelerator is AcceleratorKind.NEURON:
-            yield from _neuron_disk(path, workload, pool)
+            yield from _neuron_disk(path, workload.model_entries[0][1], pool)
+    for _, mpath, workload, model in _models(config):
+        source = model.source
+        pool = config.pool(workload.pool)
         if source.type is not ModelSourceType.HF:
             continue
-        weights = workload.model.arch.weights_gib
+        weights = model.arch.weights_gib
         needed = weights * (1 + CACHE_HEADROOM)
         if source.cache_size_gib < needed:
             yield Finding(
                 rule=DISK,
-                path=f"{path}.model.source.cache_size_gib",
+                path=f"{mpath}.source.cache_size_gib",
                 message=f"{source.cache_size_gib} GiB cannot hold the {weights:.0f} GiB checkpoint of "
-                f"{workload.model.id}; the download fails when the volume is full and kubelet evicts the pod",
+                f"{model.id}; the download fails when the volume is full and kubelet evicts the pod",
                 fix=f"set cache_size_gib ≥ {int(needed) + 1}, or load from the bucket (type s3 / s3_mount / fsx)",
             )
         usable = usable_disk_gib(pool)
@@ -157,7 +165,7 @@ def check_disk(config: InferstackConfig) -> Iterator[Finding]:
             minimum = int((max(source.cache_size_gib, needed) + NODE_DISK_RESERVED_GIB) / 0.9) + 1
             yield Finding(
                 rule=DISK,
-                path=f"{path}.model.source.cache_size_gib",
+                path=f"{mpath}.source.cache_size_gib",
                 message=f"{max(source.cache_size_gib, int(needed))} GiB of download cache does not fit the "
                 f"{disk} GiB root volume of pool {pool.name!r} (≈{usable:.0f} GiB usable by pods)",
                 fix=f"raise the pool's {field} to ≥ {minimum}, "
@@ -166,10 +174,10 @@ def check_disk(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def _neuron_disk(
-    path: str, workload: WorkloadBase, pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig
+    path: str, model: ModelConfig, pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig
 ) -> Iterator[Finding]:
     """The compile Job holds a copy of the weights and its scratch on one node (the server holds the copy too)."""
-    needed = neuron_model_volume_gib(workload) + NEURON_COMPILE_SCRATCH_GIB
+    needed = neuron_model_volume_gib(model) + NEURON_COMPILE_SCRATCH_GIB
     usable = usable_disk_gib(pool)
     if needed > usable:
         field = "root_volume_gib" if isinstance(pool, KarpenterPoolConfig) else "disk_size_gib"
@@ -177,7 +185,7 @@ def _neuron_disk(
         yield Finding(
             rule=DISK,
             path=f"{path}.pool",
-            message=f"the Neuron compile Job needs {needed} GiB on the node (the weights of {workload.model.id} "
+            message=f"the Neuron compile Job needs {needed} GiB on the node (the weights of {model.id} "
             f"and {NEURON_COMPILE_SCRATCH_GIB} GiB of compiler scratch); pool {pool.name!r} has a "
             f"{node_disk_gib(pool)} GiB root volume (≈{usable:.0f} GiB usable by pods)",
             fix=f"raise the pool's {field} to ≥ {minimum}",

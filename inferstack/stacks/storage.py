@@ -198,17 +198,22 @@ class StorageStack(cdk.Stack):
         if self.bucket is None:
             return roles
         workload = resolved.config
-        prefix, key = workload.model.bucket_prefix, f"{workload.namespace}-{workload.name}"
+        prefixes, key = resolved.prefixes, f"{workload.namespace}-{workload.name}"
+        shown = ", ".join(prefixes)
         bucket, bucket_key = self._imported(scope)
-        objects = f"Resource::{nag_render(cdk.Stack.of(scope).resolve(bucket.bucket_arn))}/{prefix}*"
+        arn = nag_render(cdk.Stack.of(scope).resolve(bucket.bucket_arn))
+        objects = tuple(f"Resource::{arn}/{prefix}*" for prefix in prefixes)
         if resolved.readers:
-            roles.reader = pod_identity_role(scope, f"Reader-{key}", f"Reads s3 prefix {prefix} for {key}")
-            self._grant(roles.reader, prefix, READ_OBJECT, ["kms:Decrypt"], bucket, bucket_key)
-            acknowledge(roles.reader, "IAM5", PREFIX_WILDCARD, (objects,))
+            roles.reader = pod_identity_role(scope, f"Reader-{key}", f"Reads s3 prefix {shown} for {key}")
+            for prefix in prefixes:
+                self._grant(roles.reader, prefix, READ_OBJECT, ["kms:Decrypt"], bucket, bucket_key)
+            acknowledge(roles.reader, "IAM5", PREFIX_WILDCARD, objects)
         if resolved.writes_bucket:
-            roles.sync = pod_identity_role(scope, f"Sync-{key}", f"Writes s3 prefix {prefix} for the sync of {key}")
-            self._grant(roles.sync, prefix, WRITE_OBJECT, ["kms:Decrypt", "kms:GenerateDataKey"], bucket, bucket_key)
-            acknowledge(roles.sync, "IAM5", PREFIX_WILDCARD, (objects,))
+            roles.sync = pod_identity_role(scope, f"Sync-{key}", f"Writes s3 prefix {shown} for the sync of {key}")
+            for prefix in prefixes:
+                write = ["kms:Decrypt", "kms:GenerateDataKey"]
+                self._grant(roles.sync, prefix, WRITE_OBJECT, write, bucket, bucket_key)
+            acknowledge(roles.sync, "IAM5", PREFIX_WILDCARD, objects)
         return roles
 
     def grant_read(self, role: iam.IRole, prefix: str) -> None:
