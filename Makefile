@@ -59,6 +59,7 @@ crds: install
 ## flags: regenerate the vendored vLLM serve flag lists from ../shared/upstream/engines
 flags: install
 	$(PY) scripts/vendor_engine_flags.py
+	$(PY) scripts/vendor_ray_fields.py
 
 ## upstream: copy the upstream references the conformance tests use (../shared/upstream → tests/upstream)
 upstream: install

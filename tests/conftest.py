@@ -104,3 +104,15 @@ def neuron_vllm_app() -> Synthesized:
 def multinode_app() -> Synthesized:
     """examples/vllm-multinode-lws-p5.yaml: Llama-3.1-405B TP8 × PP2 across two p5.48xlarge on LeaderWorkerSet."""
     return _example("vllm-multinode-lws-p5")
+
+
+@pytest.fixture(scope="session")
+def ray_multi_app() -> Synthesized:
+    """examples/ray-llm-multi-model.yaml: two models in one Ray Serve LLM app on a Karpenter L40S pool."""
+    return _example("ray-llm-multi-model")
+
+
+@pytest.fixture(scope="session")
+def ray_pd_app() -> Synthesized:
+    """examples/ray-pd-efa-p5.yaml: prefill/decode over NIXL/EFA on a p5 node group."""
+    return _example("ray-pd-efa-p5")

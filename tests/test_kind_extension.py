@@ -130,6 +130,6 @@ def test_a_registered_kind_is_configured_planned_judged_and_rendered(echo_kind):
 
 def test_unregistering_restores_the_built_in_kinds(echo_kind):
     unregister_kind("echo")
-    with pytest.raises(ConfigError, match="valid kinds: vllm, vllm_multinode"):
+    with pytest.raises(ConfigError, match="valid kinds: vllm, vllm_multinode, ray_serve"):
         parse_config(CONFIG)
     register_kind(WorkloadKind(name="echo", config=EchoWorkloadConfig, plan=plan_echo, chart=EchoChart))

@@ -42,8 +42,10 @@ LWS_NAMESPACE = "lws-system"
 #: Namespaces inferstack's own Helm releases and operators live in: never a workload namespace (a workload there
 #: would relabel them for Pod Security and break the operator's privileged node agents).
 OPERATOR_NAMESPACES = frozenset(
-    {PROMETHEUS_NAMESPACE, "keda", "gpu-operator", NEURON_HEALTHCHECK_NAMESPACE, LWS_NAMESPACE}
+    {PROMETHEUS_NAMESPACE, "keda", "gpu-operator", NEURON_HEALTHCHECK_NAMESPACE, LWS_NAMESPACE, "kuberay-system"}
 )
 #: Operators a workload kind may need (the kind registry names them; the workloads stack installs each with Helm):
-#: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet.
-WORKLOAD_OPERATORS = frozenset({"prometheus", "keda", "lws"})
+#: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet, KubeRay (RayService).
+WORKLOAD_OPERATORS = frozenset({"prometheus", "keda", "lws", "kuberay"})
+#: Namespace of the KubeRay operator release.
+KUBERAY_NAMESPACE = "kuberay-system"

@@ -196,6 +196,8 @@ IMAGES: dict[str, str] = {
     # The LeaderWorkerSet controller, at the chart's release (values.yaml in git says tag "main", pullPolicy Always;
     # hack/push-chart.sh sets the release tag when it packages — pinned here so nothing depends on that step).
     "lws-controller": "registry.k8s.io/lws/lws:v0.10.0",
+    # The KubeRay operator, at the chart's release (kuberay-operator 1.7.0 values.yaml image).
+    "kuberay-operator": "quay.io/kuberay/operator:v1.7.0",
 }
 
 #: Python packages the model-sync Job installs (exact pins; hf_transfer speeds up large downloads).
@@ -216,6 +218,8 @@ STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {
 
 #: vLLM release inside each engine image (the flag list and engine behaviour follow from it).
 ENGINE_VLLM_VERSIONS: dict[str, str] = {"vllm-gpu": "0.19.0", "vllm-neuron": "0.16.0"}
+#: Ray release inside each Ray image (its Serve LLM config fields are checked against it).
+ENGINE_RAY_VERSIONS: dict[str, str] = {"ray-llm": "2.52.0"}
 #: Neuron device families the ``vllm-neuron`` image serves (vllm-neuron 0.5 / NxD Inference).
 NEURON_SERVING_DEVICES: frozenset[str] = frozenset({"Inferentia2", "Trainium"})
 
@@ -228,6 +232,12 @@ ENGINE_IMAGES: dict[str, str] = {
     # arguments). The last DLC for inf2/trn1: SDK 2.32.0's release notes say it is no longer published, and the
     # 2.32+ plugin (vllm-neuron 0.24) serves Trn2/Trn3 only. vLLM 0.16 has no --shutdown-timeout (added in 0.18).
     "vllm-neuron": "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.16.0-neuronx-py312-sdk2.31.1-ubuntu24.04",
+    # Ray Serve LLM (kind ray_serve): the image KubeRay v1.7.0's LLM samples run (ray-operator/config/samples/
+    # ray-service.llm-serve.yaml, rayVersion 2.52.0); Ray 2.52.0 is the release whose Serve LLM fields are vendored
+    # (engine_flag_data/ray-serve-llm-2.52.0.json). Its vLLM is >= 0.11.0 by ray[llm]'s pin — the exact version in the
+    # image was not read (?). It runs as the image's user ray (uid 1000). The AWS Ray LLM DLC (Ray 2.58, vLLM 0.26,
+    # with EFA + aws-ofi-nccl) is the alternative; no Ray 2.58 field list is vendored, so it is not the default.
+    "ray-llm": "rayproject/ray-llm:2.52.0-py311-cu128",
     # Copies pre-compiled Neuron artifacts from S3 before the server starts.
     "aws-cli": "public.ecr.aws/aws-cli/aws-cli:2.27.50",
 }

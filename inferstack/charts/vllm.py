@@ -8,7 +8,8 @@ from cdk8s_plus_36 import k8s
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import NEURON_SCHEDULER
 from inferstack.charts.workload import StorageRefs, WorkloadChart
-from inferstack.config.workloads import ModelSourceType, VllmWorkloadConfig
+from inferstack.config.engine import VllmEngineConfig
+from inferstack.config.workloads import ModelConfig, ModelSourceType, VllmWorkloadConfig
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.model_source import ModelLoading
 from inferstack.constructs.model_sync import SYNC_MARKER
@@ -29,7 +30,11 @@ from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_v
 def engine_args_of(workload: VllmWorkloadConfig, neuron: bool) -> EngineArgs:
     """The typed vLLM settings of ``workload`` as the construct's engine flags (on Neuron with the compiled KV
     layout: block size and block count)."""
-    engine, model = workload.engine, workload.model
+    return engine_args_for(workload.engine, workload.model, neuron)
+
+
+def engine_args_for(engine: VllmEngineConfig, model: ModelConfig, neuron: bool = False) -> EngineArgs:
+    """``engine`` (typed vLLM settings) of ``model`` as engine arguments; ``neuron``: with the compiled KV layout."""
     parser = None
     if engine.tool_calling is not None:
         parser = engine.tool_calling.parser or model.arch.tool_call_parser
@@ -58,9 +63,13 @@ def engine_args_of(workload: VllmWorkloadConfig, neuron: bool) -> EngineArgs:
 
 def engine_env(workload: VllmWorkloadConfig) -> dict[str, str]:
     """The engine environment the typed settings need: offline hub for bucket/image sources, LMCache settings."""
-    engine = workload.engine
+    return engine_env_for(workload.engine, workload.model)
+
+
+def engine_env_for(engine: VllmEngineConfig, model: ModelConfig) -> dict[str, str]:
+    """The environment ``engine`` of ``model`` needs: offline hub for bucket/image sources, LMCache settings."""
     env: dict[str, str] = {}
-    if workload.model.source.type is not ModelSourceType.HF:
+    if model.source.type is not ModelSourceType.HF:
         env["HF_HUB_OFFLINE"] = "1"
     if engine.lmcache is not None:
         env |= {

@@ -132,4 +132,15 @@ def problem_from(root: type[BaseModel], error: ErrorDetails) -> Problem:
 
 
 def problems_from(root: type[BaseModel], exc: ValidationError) -> list[Problem]:
-    return [problem_from(root, e) for e in exc.errors(include_url=False)]
+    errors = exc.errors(include_url=False)
+    # A list whose items all failed is also reported "too short": the items' own problems say it better.
+    nested = [tuple(e["loc"]) for e in errors]
+    kept = [
+        e
+        for e in errors
+        if not (
+            e["type"] == "too_short"
+            and any(loc[: len(e["loc"])] == tuple(e["loc"]) and len(loc) > len(e["loc"]) for loc in nested)
+        )
+    ]
+    return [problem_from(root, e) for e in kept]

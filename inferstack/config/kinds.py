@@ -19,6 +19,7 @@ from typing import Annotated, Any, Union
 from pydantic import Discriminator, Tag
 
 from inferstack.catalog.kubernetes import WORKLOAD_OPERATORS
+from inferstack.config.ray_serve import RayServeWorkloadConfig
 from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
 from inferstack.config.workloads import VllmWorkloadConfig, WorkloadBase
 
@@ -70,6 +71,15 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
         ),
         operators=("lws",),
         summary="vLLM across nodes: a LeaderWorkerSet group per replica, the leader serves",
+    ),
+    WorkloadKind(
+        name="ray_serve",
+        config=RayServeWorkloadConfig,
+        plan="inferstack.plan.ray_serve:plan_ray_serve",
+        chart="inferstack.charts.ray_serve:RayServeChart",
+        rules=("inferstack.rules.ray_serve:RULES",),
+        operators=("kuberay",),
+        summary="Ray Serve LLM on a KubeRay RayService: several models, or prefill/decode over NIXL",
     ),
 )
 

@@ -238,6 +238,8 @@ class ObservabilityConfig(StrictModel):
     """KEDA (ScaledObject CRD) when a workload autoscales with KEDA. Default on."""
     install_lws: bool = True
     """The LeaderWorkerSet controller (LeaderWorkerSet CRD) when a ``vllm_multinode`` workload exists. Default on."""
+    install_kuberay: bool = True
+    """The KubeRay operator (RayService CRD) when a ``ray_serve`` workload exists. Default on."""
     prometheus_retention_days: int = Field(default=15, ge=1, le=365)
     """How long Prometheus keeps samples, days. Default 15."""
     prometheus_storage_gib: int = Field(default=50, ge=5, le=16384)

@@ -72,6 +72,8 @@ class Role:
     serves: bool = True
     """Its pods serve the workload's API (the Service selects them); a multi-node worker does not."""
     pods_per_replica: int = 1
+    pool: str | None = None
+    """The pool its pods run on when not the workload's (e.g. ``system`` for a Ray head). Default: the workload's."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,9 @@ class ResolvedWorkload:
     writer_service_account: str
     operators: frozenset[str] = frozenset()
     """Operators whose custom resources its objects are (``prometheus``, ``keda``, ``lws``…)."""
+    pod_security: str = "baseline"
+    """Pod Security level its namespace must enforce to admit its pods: ``baseline``, or ``privileged`` for pods
+    that add a capability baseline refuses (NIXL's ``IPC_LOCK``)."""
 
     @property
     def kind(self) -> str:
@@ -186,6 +191,7 @@ def workload_plan(
     image: str,
     operators: frozenset[str] = frozenset(),
     compiles: bool = False,
+    pod_security: str = "baseline",
 ) -> ResolvedWorkload:
     """What every kind's plan shares: the pool, the model-sync Job and writer identity, and the operators the
     workload's objects need — its kind's (registry) and ``operators``, plus Prometheus for ``monitoring``.
@@ -213,6 +219,7 @@ def workload_plan(
         writes_bucket=any(m.sync for m in models) or compiles,
         writer_service_account=sync_service_account(workload),
         operators=frozenset(needed),
+        pod_security=pod_security,
     )
 
 

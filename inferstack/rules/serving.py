@@ -10,6 +10,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
+from inferstack.catalog.kubernetes import SYSTEM_POOL
 from inferstack.catalog.versions import NEURON_SERVING_DEVICES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.edit import with_changes
@@ -362,12 +363,12 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
     """Every role's pod (requests, node selector, tolerations) fits a node of its pool ("will it schedule")."""
     for resolved in resolve(config).workloads:
         index, workload = resolved.index, resolved.config
-        pool = config.pool(workload.pool)
         seen: list[PodPlan] = []
         for role in resolved.roles.values():
-            if role.pod in seen:
-                continue  # a leader and its workers are the same pod
+            if role.pod in seen or role.pool == SYSTEM_POOL:
+                continue  # a leader and its workers are the same pod; the system nodes are not a compute pool
             seen.append(role.pod)
+            pool = config.pool(role.pool or workload.pool)
             plan = role.pod
             fits, reason = fits_node(plan, pool)
             if fits:

@@ -12,7 +12,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from inferstack.catalog.kubernetes import LWS_NAMESPACE, POOL_LABEL, SYSTEM_POOL
+from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE, LWS_NAMESPACE, POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import IMAGES
 from inferstack.config.model import InferstackConfig
 from inferstack.stacks.helm import helm_chart
@@ -66,6 +66,28 @@ def add_lws(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
     return ready
 
 
+def kuberay_values() -> dict[str, Any]:
+    """KubeRay operator values (chart 1.7.0 values.yaml): the operator on the system nodes, its image pinned to the
+    chart's release. The chart has no admission webhooks, so RayServices need only the release (and its CRDs)."""
+    repository, tag = IMAGES["kuberay-operator"].rsplit(":", 1)
+    return {"image": {"repository": repository, "tag": tag}, "nodeSelector": {POOL_LABEL: SYSTEM_POOL}}
+
+
+def add_kuberay(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
+    """The KubeRay operator and its CRDs (the chart's ``crds/``) in ``kuberay-system``, installed with ``--wait``:
+    a RayService applied before the operator runs would wait unreconciled, and its CRD must exist."""
+    return helm_chart(
+        scope,
+        "KubeRay",
+        cluster,
+        "kuberay-operator",
+        KUBERAY_NAMESPACE,
+        kuberay_values(),
+        create_namespace=True,
+        wait=True,
+    )
+
+
 def _prometheus(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> eks.HelmChart | None:
     observability = config.observability
     return add_prometheus_stack(scope, cluster, observability) if observability.install_prometheus_stack else None
@@ -79,5 +101,14 @@ def _lws(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> C
     return add_lws(scope, cluster) if config.observability.install_lws else None
 
 
+def _kuberay(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
+    return add_kuberay(scope, cluster) if config.observability.install_kuberay else None
+
+
 #: Operator name (:data:`inferstack.catalog.kubernetes.WORKLOAD_OPERATORS`) → installer.
-WORKLOAD_OPERATORS: dict[str, OperatorInstaller] = {"prometheus": _prometheus, "keda": _keda, "lws": _lws}
+WORKLOAD_OPERATORS: dict[str, OperatorInstaller] = {
+    "prometheus": _prometheus,
+    "keda": _keda,
+    "lws": _lws,
+    "kuberay": _kuberay,
+}

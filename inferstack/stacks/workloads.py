@@ -21,7 +21,13 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from inferstack.charts.platform_base import PlatformBaseChart
-from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart, namespaces_to_create
+from inferstack.charts.workload import (
+    NamespacesChart,
+    StorageRefs,
+    WorkloadChart,
+    namespaces_to_create,
+    workload_namespace_levels,
+)
 from inferstack.config.kinds import kind_of, load
 from inferstack.config.model import InferstackConfig
 from inferstack.plan import ResolvedWorkload, resolve
@@ -130,7 +136,7 @@ class WorkloadsStack(cdk.Stack):
                 self.namespaces = (base,)
             owned = namespaces_to_create(config)
             if owned:
-                chart = NamespacesChart(cdk8s.App(), "namespaces", owned)
+                chart = NamespacesChart(cdk8s.App(), "namespaces", owned, workload_namespace_levels(config))
                 self.namespaces += (add_chart_manifest(self, "Namespaces", cluster, chart, durable=True),)
             self._install_operators()
         else:

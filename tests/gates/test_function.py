@@ -29,7 +29,10 @@ def external(config: InferstackConfig) -> External:
     """What exists on the cluster without being emitted: built-in and declared namespaces, and the Secrets the
     config references (never emitted by inferstack)."""
     secrets = {
-        (w.namespace, w.model.hf_token_secret.name) for w in config.workloads if w.model.hf_token_secret is not None
+        (w.namespace, model.hf_token_secret.name)
+        for w in config.workloads
+        for _, model in w.model_entries
+        if model.hf_token_secret is not None
     }
     return External(
         namespaces=External().namespaces | config.cluster.preexisting_namespaces,
@@ -186,9 +189,12 @@ def test_every_pod_meets_its_namespaces_pod_security_level(any_app):
 
 
 def test_workload_namespaces_enforce_baseline(any_app):
+    """Baseline, except a namespace holding a workload whose pods need privileged (P/D workers with IPC_LOCK)."""
     levels = namespace_levels(any_app.kubernetes_objects())
     created = {w.namespace for w in any_app.config.workloads} - any_app.config.cluster.preexisting_namespaces
-    assert {levels[n] for n in created} <= {Level.BASELINE}
+    needs = {w.namespace for w in resolve(any_app.config).workloads if w.pod_security == "privileged"}
+    assert {levels[n] for n in created - needs} <= {Level.BASELINE}
+    assert {levels[n] for n in created & needs} <= {Level.PRIVILEGED}
 
 
 def test_gate_catches_ipc_lock_in_a_baseline_namespace(default_app):
@@ -200,9 +206,14 @@ def test_gate_catches_ipc_lock_in_a_baseline_namespace(default_app):
 
 
 def test_serving_pods_would_pass_restricted_too(any_app):
-    """Workload namespaces warn at restricted: our own pods should never trigger that warning."""
+    """Workload namespaces warn at restricted: our own pods should never trigger that warning — except in a
+    namespace a workload needs privileged for (NIXL's IPC_LOCK on P/D workers), which is labelled so."""
     objects = any_app.kubernetes_objects()
-    workload_namespaces = {w.namespace for w in any_app.config.workloads}
+    privileged = {w.namespace for w in resolve(any_app.config).workloads if w.pod_security == "privileged"}
+    for namespace in privileged:
+        (obj,) = [o for o in objects if o["kind"] == "Namespace" and o["metadata"]["name"] == namespace]
+        assert obj["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    workload_namespaces = {w.namespace for w in any_app.config.workloads} - privileged
     restricted = dict.fromkeys(workload_namespaces, Level.RESTRICTED)
     ours = [o for o in objects if o.get("metadata", {}).get("namespace") in workload_namespaces]
     assert [str(f) for f in check_manifests(ours, restricted)] == []
@@ -225,7 +236,7 @@ def _release(image: str) -> str:
 def test_every_rendered_engine_flag_exists_in_the_pinned_engine(any_app):
     problems = {}
     containers = list(_vllm_containers(any_app.kubernetes_objects()))
-    roles = sum(len(w.roles) for w in resolve(any_app.config).workloads)
+    roles = sum(len(w.roles) for w in resolve(any_app.config).workloads if w.kind in ("vllm", "vllm_multinode"))
     assert len(containers) == roles, "one vllm serve container per role of each workload"
     for pod, container in containers:
         flags = vllm_flags(_release(container["image"]))

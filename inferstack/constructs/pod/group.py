@@ -69,7 +69,7 @@ def max_group_name_length(replicas: int) -> int:
     return 63 - _REVISION_HASH - 1 - len(str(max(replicas - 1, 0))) - 1
 
 
-def _template_json(template: k8s.PodTemplateSpec) -> dict[str, Any]:
+def template_json(template: k8s.PodTemplateSpec) -> dict[str, Any]:
     """``template`` as the JSON the API server receives (through a throwaway PodTemplate object)."""
     chart = cdk8s.Chart(cdk8s.App(), "template")
     rendered = k8s.KubePodTemplate(chart, "t", template=template).to_json()
@@ -137,8 +137,8 @@ class ServingGroup(Construct):
                 "leaderWorkerTemplate": {
                     "size": props.size,
                     "restartPolicy": "RecreateGroupOnPodRestart",
-                    "leaderTemplate": _template_json(pod_template(pod, {**pod_labels, ROLE_LABEL: "leader"})),
-                    "workerTemplate": _template_json(pod_template(pod, {**pod_labels, ROLE_LABEL: "worker"}, worker)),
+                    "leaderTemplate": template_json(pod_template(pod, {**pod_labels, ROLE_LABEL: "leader"})),
+                    "workerTemplate": template_json(pod_template(pod, {**pod_labels, ROLE_LABEL: "worker"}, worker)),
                 },
             },
         }

@@ -1,0 +1,227 @@
+"""Kind ``ray_serve``: Ray Serve LLM on a KubeRay RayService — one or more models as one OpenAI-compatible app
+(``ray.serve.llm:build_openai_app``), or one model with prefill and decode disaggregated
+(``build_pd_openai_app``, KV cache moved by NIXL, over EFA on EFA pools). The Ray head runs on the CPU system nodes;
+GPU worker pods on the workload's pool scale with the Ray autoscaler."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.config.base import StrictModel
+from inferstack.config.engine import VllmEngineConfig
+from inferstack.config.workloads import ModelConfig, WorkloadBase
+
+_IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha256:[a-f0-9]{64})$")
+#: A RayService name is at most 47 characters: KubeRay names its RayCluster ``<name>-<5 random>`` within 53
+#: (ray-operator/controllers/ray/utils/constant.go MaxRayServiceNameLength, KubeRay v1.7.0).
+MAX_NAME_LENGTH = 47
+
+
+class RayAutoscaling(StrictModel):
+    """Ray Serve deployment autoscaling of one model (``deployment_config.autoscaling_config``)."""
+
+    min_replicas: int = Field(default=1, ge=0)
+    """Replicas kept running. Default 1 (0 scales the model to zero; its first request waits for a model load)."""
+    max_replicas: int = Field(default=1, ge=1)
+    """Default 1."""
+    target_ongoing_requests: int = Field(default=64, ge=1)
+    """Requests in flight per replica the autoscaler aims at. Default 64 (KubeRay's LLM sample)."""
+
+    @model_validator(mode="after")
+    def _range(self) -> RayAutoscaling:
+        if self.min_replicas > self.max_replicas:
+            raise PydanticCustomError("replicas", "min_replicas must be ≤ max_replicas", {"field": "min_replicas"})
+        return self
+
+
+def _no_extra_args(engine: VllmEngineConfig) -> VllmEngineConfig:
+    if engine.extra_args:
+        raise PydanticCustomError(
+            "ray_extra_args",
+            "Ray Serve LLM takes engine_kwargs, not a command line — use the typed engine fields",
+            {"field": "extra_args"},
+        )
+    return engine
+
+
+class RayModel(StrictModel):
+    """One model of the Serve LLM app (one ``LLMConfig``)."""
+
+    model: ModelConfig
+    """The model (its ``served_name`` is the ``model_id`` clients send) and where its weights come from."""
+    engine: VllmEngineConfig = VllmEngineConfig()
+    """vLLM settings, rendered as ``engine_kwargs``. ``extra_args`` are not available (no command line)."""
+    autoscaling: RayAutoscaling = RayAutoscaling()
+    """Replicas of this model. Default: exactly one."""
+    max_ongoing_requests: int = Field(default=128, ge=1)
+    """Requests one replica takes at once before Serve queues (``deployment_config``). Default 128."""
+    accelerator_type: str | None = None
+    """The GPU type Ray must place replicas on (Ray's names: ``L40S``, ``H100``, ``A100``…). Default: the type Ray
+    detects on the pool's GPUs."""
+
+    @field_validator("engine")
+    @classmethod
+    def _engine(cls, value: VllmEngineConfig) -> VllmEngineConfig:
+        return _no_extra_args(value)
+
+
+class PrefillDecodeRole(StrictModel):
+    """The prefill or the decode side of a disaggregated model."""
+
+    engine: VllmEngineConfig = VllmEngineConfig()
+    """vLLM settings of this side (TP, memory, lengths). ``kv_transfer_config`` is set by inferstack."""
+    autoscaling: RayAutoscaling = RayAutoscaling()
+    """Replicas of this side. Default: exactly one."""
+
+    @field_validator("engine")
+    @classmethod
+    def _engine(cls, value: VllmEngineConfig) -> VllmEngineConfig:
+        return _no_extra_args(value)
+
+
+class NixlBackend(StrEnum):
+    """NIXL transport plugins (vLLM NixlConnector ``kv_connector_extra_config.backends``)."""
+
+    LIBFABRIC = "LIBFABRIC"
+    """libfabric: the only one that drives EFA. Default."""
+    UCX = "UCX"
+    """UCX: vLLM's default; on EFA it falls back to TCP without an error."""
+
+
+class PrefillDecodeConfig(StrictModel):
+    """Prefill/decode disaggregation: separate prefill and decode replicas of the one model, on separate GPU
+    nodes of one zone, the KV cache moved by NIXL."""
+
+    prefill: PrefillDecodeRole = PrefillDecodeRole()
+    """The prefill side: processes prompts, hands their KV cache to decode. Default: TP 1, one replica."""
+    decode: PrefillDecodeRole = PrefillDecodeRole()
+    """The decode side: generates tokens from the prefilled KV cache. Default: TP 1, one replica."""
+    kv_backends: tuple[NixlBackend, ...] = (NixlBackend.LIBFABRIC,)
+    """NIXL backends. Default ``[LIBFABRIC]`` (EFA)."""
+
+
+class RayHeadConfig(StrictModel):
+    """The Ray head: GCS and dashboard only (``num-cpus: 0``: no replicas run on it)."""
+
+    pool: str | None = None
+    """Pool of the head. Default: the CPU system nodes. An accelerated pool needs ``allow_accelerated_pool``."""
+    allow_accelerated_pool: bool = False
+    """Let the head run on an accelerated pool (development only: it would hold a GPU node). Default off."""
+    cpu: float = Field(default=2, gt=0)
+    """vCPUs of the head pod. Default 2."""
+    memory_gib: float = Field(default=8, gt=0)
+    """Memory of the head pod, GiB (requests = limits). Default 8."""
+
+
+class RayWorkersConfig(StrictModel):
+    """The GPU worker pods Ray places replicas on (one worker group per role)."""
+
+    gpus_per_pod: int | None = Field(default=None, ge=1)
+    """GPUs per worker pod. Default: the largest replica's TP × PP (one replica per pod)."""
+    min_pods: int = Field(default=0, ge=0)
+    """Worker pods kept even when idle. Default 0 (the autoscaler adds them for the replicas)."""
+    max_pods: int | None = Field(default=None, ge=1)
+    """Most worker pods per group. Default: enough for every model at ``max_replicas``."""
+    idle_timeout_seconds: int = Field(default=600, ge=0)
+    """How long an idle worker pod stays before the autoscaler removes it. Default 600."""
+
+
+class UpgradeStrategy(StrEnum):
+    """What KubeRay does when ``rayClusterConfig`` changes (image, resources, env…; serve config changes apply in
+    place)."""
+
+    NEW_CLUSTER = "NewCluster"
+    """Blue/green: a second full RayCluster, then switch — zero downtime, but briefly twice the GPUs. Default."""
+    NONE = "None"
+    """Never a new cluster: cluster changes are not rolled out (change the serve config only, or recreate)."""
+
+
+class RayServeWorkloadConfig(WorkloadBase):
+    """Models served by Ray Serve LLM on a KubeRay RayService."""
+
+    kind: Literal["ray_serve"] = "ray_serve"  # type: ignore[assignment]
+    """``ray_serve``: a RayService (Ray head on CPU system nodes, GPU worker groups, Ray Serve LLM)."""
+    models: tuple[RayModel, ...] = Field(min_length=1)
+    """The models of the app (each ``model.served_name`` unique). With ``prefill_decode``: exactly one."""
+    prefill_decode: PrefillDecodeConfig | None = None
+    """Disaggregate prefill and decode (``build_pd_openai_app``). Default off."""
+    route_prefix: str = Field(default="/", pattern=r"^/[A-Za-z0-9._/-]*$")
+    """Where the app is served. Default ``/`` (``/v1/chat/completions``…)."""
+    head: RayHeadConfig = RayHeadConfig()
+    """The Ray head. Default: 2 vCPU / 8 GiB on the system nodes."""
+    workers: RayWorkersConfig = RayWorkersConfig()
+    """The GPU worker pods. Default: one replica's GPUs per pod, 0 to enough for every ``max_replicas``."""
+    upgrade_strategy: UpgradeStrategy = UpgradeStrategy.NEW_CLUSTER
+    """Default ``NewCluster`` (zero downtime, briefly doubles the GPUs on cluster changes)."""
+    image: str | None = None
+    """Ray image, pinned. Default: the catalog's ``rayproject/ray-llm`` (Ray 2.52.0)."""
+
+    @property
+    def model_entries(self) -> tuple[tuple[str, ModelConfig], ...]:
+        return tuple((f"models[{i}].model", m.model) for i, m in enumerate(self.models))
+
+    @field_validator("name")
+    @classmethod
+    def _name_length(cls, value: str) -> str:
+        if len(value) > MAX_NAME_LENGTH:
+            raise PydanticCustomError(
+                "rayservice_name",
+                "{length} characters — a RayService name has at most {max} (KubeRay adds a 6-character suffix "
+                "to its RayCluster, a DNS label of ≤ 53)",
+                {"length": len(value), "max": MAX_NAME_LENGTH},
+            )
+        return value
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        if value is not None and not _IMAGE.match(value):
+            raise PydanticCustomError("image", "not a pinned image reference — registry/repo:tag or @sha256:digest")
+        return value
+
+    @model_validator(mode="after")
+    def _shape(self) -> RayServeWorkloadConfig:
+        names = [m.model.name for m in self.models]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise PydanticCustomError(
+                "ray_model_ids",
+                "{names} appear twice — model ids (served names) are unique in one app; set model.served_name",
+                {"names": ", ".join(duplicates), "field": "models"},
+            )
+        if self.prefill_decode is not None and len(self.models) != 1:
+            raise PydanticCustomError(
+                "pd_one_model",
+                "prefill_decode serves one model (build_pd_openai_app) — list exactly one, or serve the others in "
+                "another ray_serve workload",
+                {"field": "models"},
+            )
+        if self.autoscaling is not None:
+            raise PydanticCustomError(
+                "ray_autoscaling",
+                "a ray_serve workload scales each model (models[].autoscaling) and its worker pods (workers) — "
+                "remove autoscaling",
+                {"field": "autoscaling"},
+            )
+        if self.replicas != 1:
+            raise PydanticCustomError(
+                "ray_replicas",
+                "a ray_serve workload is one RayService — set models[].autoscaling instead of replicas",
+                {"field": "replicas"},
+            )
+        return self
+
+    def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
+        if accelerator is AcceleratorKind.NEURON:
+            raise PydanticCustomError(
+                "ray_neuron",
+                "Ray Serve LLM has no Neuron backend (Ray 2.52 and 2.60 place vLLM on GPUs only) — serve Neuron "
+                "models with kind vllm",
+                {"field": f"workloads[{index}].pool"},
+            )

@@ -1,0 +1,279 @@
+"""RayServiceServer: a KubeRay ``ray.io/v1`` RayService — the Ray head (GCS, dashboard, Serve controller; no
+replicas: ``num-cpus: 0``), GPU worker groups scaled by the in-tree Ray autoscaler, and a Ray Serve config
+(``serveConfigV2``) — plus PodMonitors for head and workers. Validated against the vendored KubeRay v1.7.0 CRD.
+
+What KubeRay v1.7.0 expects and this relies on (ray-project/kuberay@v1.7.0, ../shared/facts/ray-serve-llm.md §1):
+the Ray container is ``containers[0]``; KubeRay writes its ``ray start`` command; the head's ports are exposed by
+its Services only if declared, the serve Service ``<name>-serve-svc`` takes the port named ``serve`` and RayService
+reaches the dashboard through the port named ``dashboard``; ``rayStartParams`` values are strings; a group's
+``resources`` are what the autoscaler knows of it (declare custom resources there so it can scale from zero).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from cdk8s_plus_36 import k8s
+from constructs import Construct
+
+from inferstack.constructs import validation as check
+from inferstack.constructs.custom_resource import CustomResource
+from inferstack.constructs.pod import ServingPodProps, pod_template
+from inferstack.constructs.pod.group import template_json
+from inferstack.constructs.scheduling import TolerationSpec
+
+#: Ports of the head's Ray container, named as KubeRay expects (utils/constant.go; service.go getServicePorts).
+HEAD_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001, "serve": 8000, "metrics": 8080}
+METRICS_PORT = 8080
+RAY_UID = 1000
+#: Where Ray's caches go (the image's HOME /home/ray holds its Python; only its cache is a volume).
+RAY_CACHE = "/home/ray/.cache"
+UPGRADE_STRATEGIES = ("NewCluster", "None")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RayWorkerGroupProps:
+    """One worker group: pods on one pool, min/max replicas for the autoscaler."""
+
+    name: str
+    """``groupName`` (becomes the pod label ``ray.io/group``)."""
+    requests: Mapping[str, str]
+    limits: Mapping[str, str]
+    node_selector: Mapping[str, str]
+    tolerations: Sequence[TolerationSpec]
+    min_replicas: int = 0
+    max_replicas: int = 1
+    ray_resources: Mapping[str, str] = field(default_factory=dict)
+    """``resources``: Ray logical resources of each pod (e.g. ``{"prefill": "8"}``), for placement and for the
+    autoscaler to scale from zero. Default none."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Environment of this group only (after the shared one)."""
+    add_capabilities: Sequence[str] = ()
+    """Linux capabilities added to the Ray container (e.g. ``IPC_LOCK`` for NIXL's memory registration; Pod Security
+    baseline refuses it — the namespace must be privileged). Default none."""
+    shm_gib: float = 8
+
+
+@dataclass(frozen=True, kw_only=True)
+class RayServiceProps:
+    """A RayService. Resources as Kubernetes quantities."""
+
+    name: str
+    namespace: str
+    image: str
+    ray_version: str
+    """Ray in the image (KubeRay's ``rayVersion``)."""
+    service_account: str
+    serve_config: Mapping[str, Any]
+    """The Ray Serve config (``applications: […]``), rendered as the ``serveConfigV2`` YAML string."""
+    head_requests: Mapping[str, str]
+    head_limits: Mapping[str, str]
+    head_node_selector: Mapping[str, str]
+    head_tolerations: Sequence[TolerationSpec] = ()
+    workers: Sequence[RayWorkerGroupProps]
+    env: Mapping[str, str] = field(default_factory=dict)
+    env_from_secrets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """Env var → (Secret, key), e.g. ``HF_TOKEN`` (Ray passes it to the replicas)."""
+    volumes: Sequence[k8s.Volume] = ()
+    mounts: Sequence[k8s.VolumeMount] = ()
+    init_containers: Sequence[k8s.Container] = ()
+    """Init containers of every pod (e.g. waiting for the model sync)."""
+    upgrade_strategy: str = "NewCluster"
+    idle_timeout_seconds: int = 600
+    monitoring: bool = True
+    priority_class: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """YAML without anchors and aliases: a value repeated (e.g. one kv_transfer_config on both P/D sides) is written
+    out each time, as a reader of the manifest expects."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def serve_config_yaml(config: Mapping[str, Any]) -> str:
+    """``config`` as the ``serveConfigV2`` string (key order kept, no aliases)."""
+    return yaml.dump(dict(config), Dumper=_PlainDumper, sort_keys=False, width=1000)
+
+
+def _env(props: RayServiceProps, extra: Mapping[str, str]) -> list[k8s.EnvVar]:
+    secrets = [
+        k8s.EnvVar(name=n, value_from=k8s.EnvVarSource(secret_key_ref=k8s.SecretKeySelector(name=s, key=k)))
+        for n, (s, k) in sorted(props.env_from_secrets.items())
+    ]
+    plain = {**props.env, **extra}
+    return [*(k8s.EnvVar(name=k, value=v) for k, v in sorted(plain.items())), *secrets]
+
+
+class RayServiceServer(Construct):
+    """RayService (+ PodMonitors) of one Ray Serve LLM app."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: RayServiceProps) -> None:
+        super().__init__(scope, construct_id)
+        owner = f"RayServiceServer {props.name!r}"
+        check.dns_label(owner, "name", props.name)
+        check.dns_label(owner, "namespace", props.namespace)
+        check.pinned_image(owner, "image", props.image)
+        check.one_of(owner, "upgrade_strategy", props.upgrade_strategy, UPGRADE_STRATEGIES)
+        if not props.workers:
+            raise check.PropError(f"{owner}: workers — at least one worker group (the head runs no replicas)")
+        for group in props.workers:
+            check.dns_label(owner, f"workers[{group.name!r}].name", group.name)
+            check.quantities(owner, f"workers[{group.name!r}].requests", group.requests)
+            check.extended_resources_equal(owner, group.requests, group.limits)
+            if not 0 <= group.min_replicas <= group.max_replicas:
+                raise check.PropError(f"{owner}: workers[{group.name!r}] — need 0 ≤ min_replicas ≤ max_replicas")
+        self.props = props
+        labels = {
+            "app.kubernetes.io/name": props.name,
+            "app.kubernetes.io/component": "ray",
+            "app.kubernetes.io/part-of": "inferstack",
+        }
+        self.labels = labels
+        head_labels = {**props.labels, **labels, "inferstack.io/role": "head"}
+        worker_labels = {**props.labels, **labels, "inferstack.io/role": "worker"}
+        head = self._template(
+            props,
+            "ray-head",
+            head_labels,
+            requests=props.head_requests,
+            limits=props.head_limits,
+            node_selector=props.head_node_selector,
+            tolerations=props.head_tolerations,
+            ports=HEAD_PORTS,
+            shm_gib=1,
+        )
+        groups = []
+        for group in props.workers:
+            template = self._template(
+                props,
+                "ray-worker",
+                worker_labels,
+                requests=group.requests,
+                limits=group.limits,
+                node_selector=group.node_selector,
+                tolerations=group.tolerations,
+                ports={"metrics": METRICS_PORT},
+                shm_gib=group.shm_gib,
+                env=group.env,
+                add_capabilities=group.add_capabilities,
+            )
+            spec: dict[str, Any] = {
+                "groupName": group.name,
+                "replicas": group.min_replicas,
+                "minReplicas": group.min_replicas,
+                "maxReplicas": group.max_replicas,
+                "rayStartParams": {},
+                "template": template,
+            }
+            if group.ray_resources:
+                spec["resources"] = dict(group.ray_resources)
+            groups.append(spec)
+        manifest = {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayService",
+            "metadata": {"name": props.name, "namespace": props.namespace, "labels": {**props.labels, **labels}},
+            "spec": {
+                "upgradeStrategy": {"type": props.upgrade_strategy},
+                "serveConfigV2": serve_config_yaml(props.serve_config),
+                "rayClusterConfig": {
+                    "rayVersion": props.ray_version,
+                    "enableInTreeAutoscaling": True,
+                    "autoscalerOptions": {
+                        "idleTimeoutSeconds": props.idle_timeout_seconds,
+                        "securityContext": {
+                            "runAsNonRoot": True,
+                            "runAsUser": RAY_UID,
+                            "allowPrivilegeEscalation": False,
+                            "capabilities": {"drop": ["ALL"]},
+                        },
+                    },
+                    "headGroupSpec": {"rayStartParams": {"num-cpus": "0"}, "template": head},
+                    "workerGroupSpecs": groups,
+                },
+            },
+        }
+        self.ray_service = CustomResource(self, "ray-service", manifest=manifest)
+        #: KubeRay's Service for the serve port (``<name>-serve-svc``, selects pods running a Serve proxy).
+        self.serve_service_name = f"{props.name}-serve-svc"
+        if props.monitoring:
+            for role, selected in (("head", head_labels), ("workers", worker_labels)):
+                CustomResource(
+                    self,
+                    f"pod-monitor-{role}",
+                    manifest={
+                        "apiVersion": "monitoring.coreos.com/v1",
+                        "kind": "PodMonitor",
+                        "metadata": {"name": f"{props.name}-{role}", "namespace": props.namespace, "labels": labels},
+                        "spec": {
+                            "selector": {"matchLabels": selected},
+                            "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics", "interval": "15s"}],
+                        },
+                    },
+                )
+
+    @staticmethod
+    def _template(
+        props: RayServiceProps,
+        container_name: str,
+        labels: Mapping[str, str],
+        *,
+        requests: Mapping[str, str],
+        limits: Mapping[str, str],
+        node_selector: Mapping[str, str],
+        tolerations: Sequence[TolerationSpec],
+        ports: Mapping[str, int],
+        shm_gib: float,
+        env: Mapping[str, str] | None = None,
+        add_capabilities: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        pod = ServingPodProps(
+            name=props.name,
+            namespace=props.namespace,
+            component="ray",
+            image=props.image,
+            command=[],
+            args=[],
+            container_name=container_name,
+            port=HEAD_PORTS["serve"],
+            home=RAY_CACHE,
+            user="ray",
+            service_account=props.service_account,
+            requests=requests,
+            limits=limits,
+            node_selector=node_selector,
+            tolerations=tolerations,
+            startup_seconds=600,
+            shm_gib=shm_gib,
+            init_containers=props.init_containers,
+            volumes=props.volumes,
+            priority_class=props.priority_class,
+        )
+        container = k8s.Container(
+            name=container_name,
+            image=props.image,
+            ports=[k8s.ContainerPort(name=n, container_port=p) for n, p in ports.items()],
+            env=_env(props, env or {}),
+            resources=k8s.ResourceRequirements(
+                requests={k: k8s.Quantity.from_string(v) for k, v in requests.items()},
+                limits={k: k8s.Quantity.from_string(v) for k, v in limits.items()},
+            ),
+            security_context=k8s.SecurityContext(
+                run_as_non_root=True,
+                run_as_user=RAY_UID,
+                allow_privilege_escalation=False,
+                capabilities=k8s.Capabilities(drop=["ALL"], add=list(add_capabilities) or None),
+            ),
+            volume_mounts=[
+                k8s.VolumeMount(name="shm", mount_path="/dev/shm"),  # noqa: S108 - memory-backed emptyDir
+                k8s.VolumeMount(name="home", mount_path=RAY_CACHE),
+                k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - Ray's session dir /tmp/ray
+                *props.mounts,
+            ],
+        )
+        return template_json(pod_template(pod, labels, container))

@@ -1,0 +1,100 @@
+"""Plan of the ``ray_serve`` kind: the Ray head (CPU, system nodes unless the config names a pool) and one GPU
+worker group per role — ``worker``, or ``prefill`` and ``decode`` when disaggregated — on the workload's pool."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
+from inferstack.catalog.versions import ENGINE_IMAGES
+from inferstack.config.engine import VllmEngineConfig
+from inferstack.config.model import InferstackConfig
+from inferstack.config.ray_serve import RayAutoscaling, RayServeWorkloadConfig
+from inferstack.config.workloads import WorkloadBase
+from inferstack.plan import ResolvedPool, ResolvedWorkload, Role, workload_plan
+from inferstack.plan.names import needs_reader, server_service_account
+from inferstack.plan.placement import PodPlan, pod_plan, pool_taints
+
+
+def ranks(engine: VllmEngineConfig) -> int:
+    return engine.tensor_parallel_size * engine.pipeline_parallel_size
+
+
+def role_engines(workload: RayServeWorkloadConfig) -> dict[str, list[tuple[VllmEngineConfig, RayAutoscaling]]]:
+    """Per worker group, the engines (and their autoscaling) whose replicas it holds."""
+    if workload.prefill_decode is not None:
+        pd = workload.prefill_decode
+        return {
+            "prefill": [(pd.prefill.engine, pd.prefill.autoscaling)],
+            "decode": [(pd.decode.engine, pd.decode.autoscaling)],
+        }
+    return {"worker": [(m.engine, m.autoscaling) for m in workload.models]}
+
+
+def gpus_per_pod(workload: RayServeWorkloadConfig) -> int:
+    """GPUs of one worker pod: ``workers.gpus_per_pod``, else the largest replica's TP × PP."""
+    largest = max(ranks(engine) for engines in role_engines(workload).values() for engine, _ in engines)
+    return workload.workers.gpus_per_pod or largest
+
+
+def max_pods(workload: RayServeWorkloadConfig, role: str) -> int:
+    """Most worker pods of ``role``: ``workers.max_pods``, else enough for every replica at ``max_replicas``."""
+    if workload.workers.max_pods is not None:
+        return workload.workers.max_pods
+    gpus = sum(ranks(engine) * scaling.max_replicas for engine, scaling in role_engines(workload)[role])
+    return max(1, math.ceil(gpus / gpus_per_pod(workload)))
+
+
+def _head(config: InferstackConfig, workload: RayServeWorkloadConfig, account: str, reads: bool) -> Role:
+    head = workload.head
+    pool = head.pool or SYSTEM_POOL
+    taints = frozenset(pool_taints(config.pool(pool))) if head.pool else frozenset()
+    memory = f"{head.memory_gib:g}Gi"
+    cpu = str(int(head.cpu)) if float(head.cpu).is_integer() else f"{int(head.cpu * 1000)}m"
+    pod = PodPlan(
+        accelerator=AcceleratorKind.NONE,
+        accelerators=0,
+        neuron_cores=0,
+        cpu=head.cpu,
+        memory_gib=head.memory_gib,
+        efa=0,
+        node_selector={POOL_LABEL: pool},
+        tolerations=taints,
+        startup_seconds=0,
+        estimated_startup_seconds=0,
+        requests={"cpu": cpu, "memory": memory},
+        limits={"memory": memory},
+    )
+    return Role(name="head", pod=pod, service_account=account, reads_bucket=reads, pool=pool)
+
+
+def plan_ray_serve(
+    config: InferstackConfig, pools: Mapping[str, ResolvedPool], index: int, workload: WorkloadBase
+) -> ResolvedWorkload:
+    assert isinstance(workload, RayServeWorkloadConfig)
+    accelerator = pools[workload.pool].accelerator
+    account = server_service_account(workload)
+    reads = needs_reader(workload, accelerator)
+    roles: dict[str, Role] = {"head": _head(config, workload, account, reads)}
+    gpus = gpus_per_pod(workload)
+    for name in role_engines(workload):
+        roles[name] = Role(
+            name=name,
+            pod=pod_plan(config, workload, ranks=gpus),
+            service_account=account,
+            reads_bucket=reads,
+            serves=False,
+        )
+    # NIXL registers GPU memory for RDMA: P/D workers on EFA add IPC_LOCK, which only a privileged namespace admits.
+    nixl = workload.prefill_decode is not None and any(role.pod.efa for role in roles.values())
+    return workload_plan(
+        config,
+        pools,
+        index,
+        workload,
+        roles=roles,
+        image=workload.image or ENGINE_IMAGES["ray-llm"],
+        pod_security="privileged" if nixl else "baseline",
+    )

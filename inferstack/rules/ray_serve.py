@@ -1,0 +1,159 @@
+"""Rules of the ``ray_serve`` kind: the head stays off accelerators, prefill/decode run on EFA in one zone over
+LIBFABRIC, accelerator types are what the pool's GPUs advertise, and the head fits a system node."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
+from inferstack.catalog.ray import RAY_ACCELERATOR_TYPE, accelerator_types
+from inferstack.catalog.versions import ENGINE_RAY_VERSIONS
+from inferstack.config.model import InferstackConfig
+from inferstack.config.ray_serve import NixlBackend, RayServeWorkloadConfig
+from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, pool_instances
+from inferstack.rules.base import Finding, Rule
+
+HEAD_GPU = "RAY-HEAD-GPU"
+HEAD_FIT = "RAY-HEAD-FIT"
+PD_EFA = "RAY-PD-EFA"
+PD_ZONE = "RAY-PD-ZONE"
+NIXL = "RAY-NIXL-LIBFABRIC"
+ACCELERATOR = "RAY-ACCELERATOR-TYPE"
+
+
+def _workloads(config: InferstackConfig) -> Iterator[tuple[str, RayServeWorkloadConfig]]:
+    for index, workload in enumerate(config.workloads):
+        if isinstance(workload, RayServeWorkloadConfig):
+            yield f"workloads[{index}]", workload
+
+
+def check_head_pool(config: InferstackConfig) -> Iterator[Finding]:
+    """The Ray head belongs on CPU nodes: on an accelerated pool it holds a GPU node for GCS and the dashboard."""
+    pools = {p.name for p in config.compute.pools}
+    for path, workload in _workloads(config):
+        head = workload.head
+        if head.pool is None:
+            continue
+        if head.pool not in pools:
+            yield Finding(
+                rule=HEAD_GPU,
+                path=f"{path}.head.pool",
+                message=f"{head.pool!r} is not a pool",
+                fix=f"leave head.pool unset (the system nodes) or use one of {', '.join(sorted(pools))}",
+            )
+        elif config.pool(head.pool).accelerator is not AcceleratorKind.NONE and not head.allow_accelerated_pool:
+            yield Finding(
+                rule=HEAD_GPU,
+                path=f"{path}.head.pool",
+                message=f"pool {head.pool!r} has accelerators: the Ray head (GCS, dashboard, no replicas) would hold "
+                "an accelerated node",
+                fix="leave head.pool unset (the CPU system nodes), or set head.allow_accelerated_pool: true for a "
+                "development cluster",
+            )
+
+
+def check_head_fit(config: InferstackConfig) -> Iterator[Finding]:
+    """The head pod fits a system node (its CPU and memory requests)."""
+    system = [INSTANCE_TYPES[t] for t in config.cluster.system_nodes.instance_types]
+    best = max(system, key=lambda t: (allocatable_cpu(t), allocatable_memory_gib(t)))
+    for path, workload in _workloads(config):
+        head = workload.head
+        if head.pool is not None:
+            continue
+        if head.cpu > allocatable_cpu(best) or head.memory_gib > allocatable_memory_gib(best):
+            yield Finding(
+                rule=HEAD_FIT,
+                path=f"{path}.head",
+                message=f"the head asks for {head.cpu:g} vCPU / {head.memory_gib:g} GiB; a system node ({best.name}) "
+                f"gives {allocatable_cpu(best):g} vCPU / {allocatable_memory_gib(best):.0f} GiB",
+                fix="lower head.cpu / head.memory_gib, or use larger cluster.system_nodes.instance_types",
+            )
+
+
+def check_pd_efa(config: InferstackConfig) -> Iterator[Finding]:
+    """Prefill/decode move the KV cache of every request between nodes: the workers must have EFA."""
+    for path, workload in _workloads(config):
+        if workload.prefill_decode is None:
+            continue
+        pool = config.pool(workload.pool)
+        if not pool.efa:
+            yield Finding(
+                rule=PD_EFA,
+                path=f"{path}.pool",
+                message=f"pool {pool.name!r} has no EFA: NIXL would move every request's KV cache over TCP",
+                fix="use an EFA pool (efa: true, e.g. p5.48xlarge) for prefill_decode",
+            )
+        elif not workload.efa:
+            yield Finding(
+                rule=PD_EFA,
+                path=f"{path}.efa",
+                message=f"pool {pool.name!r} has EFA but the workers do not request it",
+                fix="set efa: true (each worker pod takes every EFA device of its node)",
+                suggestions=({f"{path}.efa": True},),
+            )
+
+
+def check_pd_zone(config: InferstackConfig) -> Iterator[Finding]:
+    """Prefill and decode in one Availability Zone: EFA does not cross zones."""
+    for path, workload in _workloads(config):
+        if workload.prefill_decode is not None and config.pool(workload.pool).availability_zone is None:
+            yield Finding(
+                rule=PD_ZONE,
+                path=f"{path}.pool",
+                message=f"pool {workload.pool!r} spans every zone, so prefill and decode pods may land in different "
+                "zones, where EFA cannot reach",
+                fix="pin the pool to one zone (availability_zone: 0)",
+            )
+
+
+def check_nixl(config: InferstackConfig) -> Iterator[Finding]:
+    """NIXL over EFA only with the LIBFABRIC backend: UCX falls back to TCP speed without an error."""
+    for path, workload in _workloads(config):
+        pd = workload.prefill_decode
+        if pd is not None and config.pool(workload.pool).efa and NixlBackend.LIBFABRIC not in pd.kv_backends:
+            yield Finding(
+                rule=NIXL,
+                path=f"{path}.prefill_decode.kv_backends",
+                message=f"{', '.join(b.value for b in pd.kv_backends)} on an EFA pool: UCX cannot drive EFA and "
+                "falls back to TCP (~0.3 GB/s) without an error",
+                fix="use kv_backends: [LIBFABRIC] (the default)",
+                suggestions=({f"{path}.prefill_decode.kv_backends": ["LIBFABRIC"]},),
+            )
+
+
+def check_accelerator_type(config: InferstackConfig) -> Iterator[Finding]:
+    """An ``accelerator_type`` is one Ray accepts and one the pool's GPUs advertise (else no replica places)."""
+    valid = accelerator_types(ENGINE_RAY_VERSIONS["ray-llm"])
+    for path, workload in _workloads(config):
+        advertised = sorted(
+            {RAY_ACCELERATOR_TYPE.get(str(t.accelerator_model), "") for t in pool_instances(config.pool(workload.pool))}
+            & set(valid)
+        )
+        for index, model in enumerate(workload.models):
+            wanted = model.accelerator_type
+            if wanted is None or wanted in advertised:
+                continue
+            known = wanted in valid
+            yield Finding(
+                rule=ACCELERATOR,
+                path=f"{path}.models[{index}].accelerator_type",
+                message=f"{wanted!r} — "
+                + (
+                    f"pool {workload.pool!r} advertises {', '.join(advertised) or 'no GPU type'}"
+                    if known
+                    else f"not an accelerator type of Ray {ENGINE_RAY_VERSIONS['ray-llm']}"
+                )
+                + ": no replica would ever be placed",
+                fix=f"use {' or '.join(advertised)} or leave it unset" if advertised else "leave it unset",
+                suggestions=tuple({f"{path}.models[{index}].accelerator_type": a} for a in advertised[:1]),
+            )
+
+
+RULES = (
+    Rule(id=HEAD_GPU, title="The Ray head runs on CPU nodes", check=check_head_pool),
+    Rule(id=HEAD_FIT, title="The Ray head fits a system node", check=check_head_fit),
+    Rule(id=PD_EFA, title="Prefill/decode workers are on EFA", check=check_pd_efa),
+    Rule(id=PD_ZONE, title="Prefill and decode share one zone", check=check_pd_zone),
+    Rule(id=NIXL, title="NIXL uses LIBFABRIC on EFA", check=check_nixl),
+    Rule(id=ACCELERATOR, title="accelerator_type matches the pool's GPUs", check=check_accelerator_type),
+)

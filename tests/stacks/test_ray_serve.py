@@ -1,0 +1,170 @@
+"""GIVEN ray_serve workloads (two models in one app; prefill/decode over NIXL on EFA), WHEN synthesized, THEN the
+RayService carries a Serve LLM config the pinned Ray accepts, a CPU head on the system nodes and GPU worker groups
+that request what their replicas need."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE
+from inferstack.catalog.ray import config_problems
+from inferstack.config import ConfigError, parse_config
+
+HELM = "Custom::AWSCDK-EKS-HelmChart"
+
+
+def ray_service(app) -> dict:
+    (obj,) = [o for o in app.kubernetes_objects() if o["kind"] == "RayService"]
+    return obj
+
+
+def serve_config(app) -> dict:
+    return yaml.safe_load(ray_service(app)["spec"]["serveConfigV2"])
+
+
+def groups(app) -> dict[str, dict]:
+    return {g["groupName"]: g for g in ray_service(app)["spec"]["rayClusterConfig"]["workerGroupSpecs"]}
+
+
+def ray_container(template: dict) -> dict:
+    return template["spec"]["containers"][0]  # KubeRay: the Ray container is containers[0]
+
+
+class TestMultiModel:
+    def test_one_app_with_both_models(self, ray_multi_app):
+        (app,) = serve_config(ray_multi_app)["applications"]
+        assert app["import_path"] == "ray.serve.llm:build_openai_app" and app["route_prefix"] == "/"
+        qwen, llama = app["args"]["llm_configs"]
+        assert qwen["model_loading_config"] == {"model_id": "Qwen/Qwen3-8B", "model_source": "/models"}
+        assert llama["model_loading_config"]["model_source"] == "/models-2"
+        assert qwen["engine_kwargs"]["tensor_parallel_size"] == 1 and qwen["engine_kwargs"]["max_model_len"] == 16384
+        assert llama["engine_kwargs"]["tensor_parallel_size"] == 4 and llama["engine_kwargs"]["kv_cache_dtype"] == "fp8"
+        assert qwen["deployment_config"]["autoscaling_config"] == {
+            "min_replicas": 1,
+            "max_replicas": 4,
+            "target_ongoing_requests": 32,
+        }
+        assert qwen["accelerator_type"] == llama["accelerator_type"] == "L40S"  # what Ray detects on g6e
+        assert config_problems("2.52.0", "LLMServingArgs", app["args"]) == []
+
+    def test_worker_group_is_sized_for_the_replicas(self, ray_multi_app):
+        (worker,) = groups(ray_multi_app).values()
+        resources = ray_container(worker["template"])["resources"]
+        assert resources["requests"]["nvidia.com/gpu"] == resources["limits"]["nvidia.com/gpu"] == "4"
+        assert worker["minReplicas"] == 0 and worker["maxReplicas"] == 3  # (1 × 4 + 4 × 1 + 2 × 4) GPUs / 4
+        assert worker["template"]["spec"]["nodeSelector"] == {"inferstack.io/pool": "l40s"}
+
+    def test_both_models_are_mounted_on_head_and_workers(self, ray_multi_app):
+        spec = ray_service(ray_multi_app)["spec"]["rayClusterConfig"]
+        for template in (spec["headGroupSpec"]["template"], *(g["template"] for g in spec["workerGroupSpecs"])):
+            mounts = {m["mountPath"] for m in ray_container(template)["volumeMounts"]}
+            assert {"/models", "/models-2"} <= mounts
+            claims = {
+                v["persistentVolumeClaim"]["claimName"]
+                for v in template["spec"]["volumes"]
+                if "persistentVolumeClaim" in v
+            }
+            assert claims == {"chat-model", "chat-model-2"}
+
+    def test_the_head_has_no_gpu_and_runs_on_the_system_nodes(self, ray_multi_app):
+        head = ray_service(ray_multi_app)["spec"]["rayClusterConfig"]["headGroupSpec"]
+        container = ray_container(head["template"])
+        assert not any("gpu" in k for k in {**container["resources"]["requests"], **container["resources"]["limits"]})
+        assert head["template"]["spec"]["nodeSelector"] == {"inferstack.io/pool": "system"}
+        assert head["rayStartParams"] == {"num-cpus": "0"}  # no replica is ever placed on the head
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        assert ports["serve"] == 8000 and ports["dashboard"] == 8265 and ports["gcs-server"] == 6379
+
+    def test_kuberay_is_installed_first(self, ray_multi_app):
+        template = ray_multi_app.template("workloads")
+        ((release_id, release),) = [
+            (k, r)
+            for k, r in template["Resources"].items()
+            if r["Type"] == HELM and r["Properties"]["Chart"] == "kuberay-operator"
+        ]
+        assert release["Properties"]["Namespace"] == KUBERAY_NAMESPACE and release["Properties"]["Version"] == "1.7.0"
+        manifests = [r for r in template["Resources"].values() if "RayService" in str(r.get("Properties", {}))]
+        assert manifests and all(release_id in r["DependsOn"] for r in manifests)
+
+    def test_head_and_workers_are_scraped(self, ray_multi_app):
+        monitors = [o for o in ray_multi_app.kubernetes_objects() if o["kind"] == "PodMonitor"]
+        assert sorted(m["metadata"]["name"] for m in monitors) == ["chat-head", "chat-workers"]
+        assert all(m["spec"]["podMetricsEndpoints"][0]["port"] == "metrics" for m in monitors)
+
+
+class TestPrefillDecode:
+    def test_pd_builder_with_nixl_over_libfabric(self, ray_pd_app):
+        (app,) = serve_config(ray_pd_app)["applications"]
+        assert app["import_path"] == "ray.serve.llm:build_pd_openai_app"
+        prefill, decode = app["args"]["prefill_config"], app["args"]["decode_config"]
+        assert prefill["model_loading_config"]["model_id"] == decode["model_loading_config"]["model_id"]
+        for side, config in (("prefill", prefill), ("decode", decode)):
+            transfer = config["engine_kwargs"]["kv_transfer_config"]
+            assert transfer["kv_connector"] == "NixlConnector"
+            assert transfer["kv_connector_extra_config"]["backends"] == ["LIBFABRIC"]
+            assert config["engine_kwargs"]["tensor_parallel_size"] == 8
+            bundles = config["placement_group_config"]["bundles"]
+            assert len(bundles) == 8 and all(b == {"GPU": 1, side: 1} for b in bundles)
+        assert config_problems("2.52.0", "PDServingArgs", app["args"]) == []
+
+    def test_prefill_and_decode_groups_request_efa_on_one_zone_pool(self, ray_pd_app):
+        by_name = groups(ray_pd_app)
+        assert sorted(by_name) == ["decode", "prefill"]
+        for side, group in by_name.items():
+            assert group["resources"] == {side: "8"}  # their replicas land on their own group
+            container = ray_container(group["template"])
+            for kind in ("requests", "limits"):
+                assert container["resources"][kind]["nvidia.com/gpu"] == "8"
+                assert container["resources"][kind]["vpc.amazonaws.com/efa"] == "32"
+            assert container["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
+            assert {e["name"]: e.get("value") for e in container["env"]}["FI_PROVIDER"] == "efa"
+            assert group["template"]["spec"]["nodeSelector"] == {"inferstack.io/pool": "p5-efa"}
+        pool = ray_pd_app.config.pool("p5-efa")
+        assert pool.availability_zone == 0  # one pool, pinned to one zone: prefill and decode share it
+
+    def test_the_namespace_admits_ipc_lock(self, ray_pd_app):
+        (namespace,) = [
+            o for o in ray_pd_app.kubernetes_objects() if o["kind"] == "Namespace" and o["metadata"]["name"] == "ray-pd"
+        ]
+        assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+
+
+POOLS = {
+    "karpenter_pools": [
+        {"name": "l40s", "instance_types": ["g6e.12xlarge"]},
+        {"name": "inf2", "instance_types": ["inf2.24xlarge"]},
+    ]
+}
+QWEN = {"model": {"id": "Qwen/Qwen3-8B", "source": {"type": "s3_mount"}}}
+
+
+def problems(**workload: object) -> list[str]:
+    data = {"name": "chat", "kind": "ray_serve", "pool": "l40s", "models": [QWEN], **workload}
+    with pytest.raises(ConfigError) as raised:
+        parse_config({"compute": POOLS, "workloads": [data]})
+    return [str(p) for p in raised.value.problems]
+
+
+@pytest.mark.parametrize(
+    ("workload", "path", "words"),
+    [
+        ({"pool": "inf2"}, "workloads[0].pool", "kind vllm"),
+        ({"models": [QWEN, QWEN]}, "workloads[0].models", "unique"),
+        (
+            {"prefill_decode": {}, "models": [QWEN, {**QWEN, "model": {**QWEN["model"], "served_name": "b"}}]},
+            "workloads[0].models",
+            "exactly one",
+        ),
+        (
+            {"models": [{**QWEN, "engine": {"extra_args": ["--enforce-eager"]}}]},
+            "workloads[0].models[0].engine.extra_args",
+            "typed",
+        ),
+        ({"name": "n" * 48}, "workloads[0].name", "47"),
+        ({"replicas": 2}, "workloads[0].replicas", "autoscaling"),
+    ],
+)
+def test_config_errors_name_the_field(workload, path, words):
+    (problem,) = problems(**workload)
+    assert problem.startswith(f"{path}:") and words in problem
