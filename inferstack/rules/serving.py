@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
@@ -14,8 +15,10 @@ from inferstack.catalog.kubernetes import SYSTEM_POOL
 from inferstack.catalog.versions import NEURON_SERVING_DEVICES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.edit import with_changes
+from inferstack.config.engine import VllmEngineConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelSourceType, VllmWorkloadConfig
+from inferstack.config.ray_serve import RayServeWorkloadConfig
+from inferstack.config.workloads import ModelConfig, ModelSourceType, VllmWorkloadConfig, WorkloadBase
 from inferstack.plan import resolve
 from inferstack.plan.placement import (
     PodPlan,
@@ -47,17 +50,62 @@ MAX_SUGGESTED_NODES = 4
 MULTINODE_KIND = "vllm_multinode"
 
 
-def _workloads(config: InferstackConfig) -> Iterator[tuple[str, VllmWorkloadConfig]]:
-    """The vLLM workloads (both kinds) on accelerated pools — multi-node ones on GPU pools only (MULTINODE-ACCELERATOR
-    refuses the others)."""
+@dataclass(frozen=True)
+class ServedEngine:
+    """One vLLM engine the serving rules judge: a ``vllm`` / ``vllm_multinode`` workload, or one model (or one
+    prefill/decode side) of a ``ray_serve`` app. Fix paths are ``<path>.engine.…``."""
+
+    index: int
+    """Of the workload in ``workloads``."""
+    workload: WorkloadBase
+    model: ModelConfig
+    engine: VllmEngineConfig
+    nodes: int = 1
+    """Nodes one replica spans."""
+    multinode: bool = False
+    """The workload may move to kind ``vllm_multinode`` (a single-node ``vllm`` workload, or one already)."""
+
+    @property
+    def pool(self) -> str:
+        return self.workload.pool
+
+    @property
+    def workload_path(self) -> str:
+        return f"workloads[{self.index}]"
+
+    @property
+    def ranks(self) -> int:
+        return self.engine.tensor_parallel_size * self.engine.pipeline_parallel_size
+
+    @property
+    def ranks_per_pod(self) -> int:
+        return self.ranks // self.nodes
+
+
+def engines(config: InferstackConfig) -> Iterator[tuple[str, ServedEngine]]:
+    """``(path, engine)`` of every vLLM engine on an accelerated pool (``path`` + ``.engine`` is its settings) —
+    multi-node ones on GPU pools only (MULTINODE-ACCELERATOR refuses the others)."""
     for index, workload in enumerate(config.workloads):
-        if not isinstance(workload, VllmWorkloadConfig):
-            continue
         accelerator = config.pool(workload.pool).accelerator
-        if workload.nodes > 1 and accelerator is not AcceleratorKind.NVIDIA:
+        if accelerator is AcceleratorKind.NONE:
             continue
-        if accelerator is not AcceleratorKind.NONE:
-            yield f"workloads[{index}]", workload
+        path = f"workloads[{index}]"
+        if isinstance(workload, VllmWorkloadConfig):
+            if workload.nodes > 1 and accelerator is not AcceleratorKind.NVIDIA:
+                continue
+            yield path, ServedEngine(index, workload, workload.model, workload.engine, workload.nodes, multinode=True)
+        elif isinstance(workload, RayServeWorkloadConfig):
+            pd = workload.prefill_decode
+            if pd is not None:
+                model = workload.models[0].model
+                yield f"{path}.prefill_decode.prefill", ServedEngine(index, workload, model, pd.prefill.engine)
+                yield f"{path}.prefill_decode.decode", ServedEngine(index, workload, model, pd.decode.engine)
+            else:
+                for position, served in enumerate(workload.models):
+                    yield f"{path}.models[{position}]", ServedEngine(index, workload, served.model, served.engine)
+
+
+_workloads = engines
 
 
 def memory_per_rank_gib(instance: InstanceType) -> float:
@@ -68,13 +116,13 @@ def memory_per_rank_gib(instance: InstanceType) -> float:
 
 
 def sizing_for(
-    workload: VllmWorkloadConfig, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
+    workload: ServedEngine, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
 ) -> SizingResult:
     return size(_input(workload, instance, tp, max_model_len))
 
 
 def _input(
-    workload: VllmWorkloadConfig, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
+    workload: ServedEngine, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
 ) -> SizingInput:
     engine = workload.engine
     length = max_model_len or engine.max_model_len
@@ -99,7 +147,7 @@ def ranks_per_node(instance: InstanceType) -> int:
     return instance.accelerator_count
 
 
-def valid_tp(workload: VllmWorkloadConfig, instance: InstanceType) -> list[int]:
+def valid_tp(workload: ServedEngine, instance: InstanceType) -> list[int]:
     """Tensor-parallel sizes that divide the heads and whose replica the workload's nodes of ``instance`` hold."""
     heads = workload.model.arch.attention_heads
     step = instance.neuron_cores_per_device if instance.accelerator is AcceleratorKind.NEURON else 1
@@ -129,7 +177,7 @@ def check_fit(config: InferstackConfig) -> Iterator[Finding]:
         )
 
 
-def _fit_message(workload: VllmWorkloadConfig, host: InstanceType, result: SizingResult) -> str:
+def _fit_message(workload: ServedEngine, host: InstanceType, result: SizingResult) -> str:
     engine = workload.engine
     where = f"{host.name} ({host.accelerator_model}, {memory_per_rank_gib(host):.1f} GiB per rank)"
     if result.kv_budget_gib <= 0:
@@ -145,7 +193,7 @@ def _fit_message(workload: VllmWorkloadConfig, host: InstanceType, result: Sizin
 
 
 def _fit_suggestions(
-    config: InferstackConfig, path: str, workload: VllmWorkloadConfig, instances: list[InstanceType], host: InstanceType
+    config: InferstackConfig, path: str, workload: ServedEngine, instances: list[InstanceType], host: InstanceType
 ) -> tuple[dict[str, Any], ...]:
     """The smallest larger TP the pool holds, and the longest max_model_len that fits the current host — each only
     if the changed config passes every fit, parallelism and scheduling rule."""
@@ -167,12 +215,12 @@ def _fit_suggestions(
     return tuple(found)
 
 
-def _more_nodes(config: InferstackConfig, path: str, workload: VllmWorkloadConfig) -> list[dict[str, Any]]:
+def _more_nodes(config: InferstackConfig, path: str, workload: ServedEngine) -> list[dict[str, Any]]:
     """The fewest nodes per replica that hold the model, as pipeline stages across nodes (tensor parallelism stays
     inside a node): ``kind: vllm_multinode`` with ``nodes`` = ``pipeline_parallel_size``, EFA on where the pool has
     it — checked to pass. None on Neuron (the pinned Neuron stack serves single nodes only)."""
     pool = config.pool(workload.pool)
-    if pool.accelerator is not AcceleratorKind.NVIDIA:
+    if pool.accelerator is not AcceleratorKind.NVIDIA or not workload.multinode:
         return []
     tp = workload.engine.tensor_parallel_size
     most = max(ranks_per_node(t) for t in pool_instances(pool))
@@ -203,7 +251,7 @@ def _describe(changes: Mapping[str, Any]) -> str:
 
 
 def _fit_alternatives(
-    workload: VllmWorkloadConfig,
+    workload: ServedEngine,
     instances: list[InstanceType],
     host: InstanceType,
     suggestions: tuple[Mapping[str, Any], ...],
@@ -256,8 +304,8 @@ def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
         for changes in suggestions:
             if f"{path}.nodes" in changes:
                 options.append(_describe(changes))
-            elif f"{path}.pool" in changes:
-                name = changes[f"{path}.pool"]
+            elif f"{workload.workload_path}.pool" in changes:
+                name = changes[f"{workload.workload_path}.pool"]
                 kinds = ", ".join(sorted(t.name for t in pool_instances(config.pool(name))))
                 options.append(f"pool {name} ({kinds})")
             else:
@@ -283,7 +331,7 @@ def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def _parallel_suggestions(
-    config: InferstackConfig, path: str, workload: VllmWorkloadConfig, most: int
+    config: InferstackConfig, path: str, workload: ServedEngine, most: int
 ) -> tuple[dict[str, Any], ...]:
     """The largest TP the pool's nodes hold, another pool that holds the current TP, or more nodes per replica —
     each checked to pass."""
@@ -295,7 +343,7 @@ def _parallel_suggestions(
             found.append(changes)
             break
     for pool in config.compute.pools:
-        changes = {f"{path}.pool": pool.name}
+        changes = {f"{workload.workload_path}.pool": pool.name}
         if pool.name != workload.pool and viable(config, changes):
             found.append(changes)
     return (*found, *_more_nodes(config, path, workload))
@@ -520,16 +568,17 @@ def check_neuron_stack(config: InferstackConfig) -> Iterator[Finding]:
 def _neuron_compile_capacity(
     config: InferstackConfig,
     path: str,
-    workload: VllmWorkloadConfig,
+    workload: ServedEngine,
     pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig,
 ) -> Iterator[Finding]:
     """The servers hold their Neuron devices while they wait for the compile Job, which needs the same devices: the
     pool must hold the starting replicas and the Job at once, or the Job never schedules (a deadlock)."""
-    plan = resolve(config).workload(workload).server.pod
+    plan = resolve(config).workload(workload.workload).server.pod
     host = host_instance(pool_instances(pool), plan.accelerators)
     if host is None or not plan.accelerators:
         return  # PARALLEL-NODE / SCHEDULING say why
-    replicas = workload.autoscaling.min_replicas if workload.autoscaling else workload.replicas
+    scaling, replicas = workload.workload.autoscaling, workload.workload.replicas
+    replicas = scaling.min_replicas if scaling else replicas
     per_node = host.accelerator_count // plan.accelerators
     nodes = math.ceil((replicas + 1) / per_node)
     if isinstance(pool, KarpenterPoolConfig):

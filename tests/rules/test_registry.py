@@ -57,13 +57,29 @@ MULTINODE_P5 = {
     "efa": True,
     "engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2},
 }
+#: Qwen3-8B as a Ray Serve LLM app on the L40S pool (mounted from the bucket).
+RAY = {
+    "kind": "ray_serve",
+    "models": [{"model": {"id": "Qwen/Qwen3-8B", "source": {"type": "s3_mount"}}}],
+}
+#: Llama-3.1-70B disaggregated on the p5 EFA node group.
+RAY_PD = {
+    "kind": "ray_serve",
+    "pool": "p5",
+    "efa": True,
+    "models": [{"model": LLAMA_70B}],
+    "prefill_decode": {
+        "prefill": {"engine": {"tensor_parallel_size": 8}},
+        "decode": {"engine": {"tensor_parallel_size": 8}},
+    },
+}
 #: A vLLM image with the EFA stack (libfabric + aws-ofi-nccl), built by the user.
 EFA_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm-efa:v0.19.0"
 #: Rules whose findings are warnings (printed, synth goes on); every other rule's findings here are errors.
 WARNING_RULES = frozenset({"ENGINE-FLAGS-UNVERIFIED", "MULTINODE-ZONE", "MULTINODE-EFA", "MULTINODE-EFA-IMAGE"})
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
 #: is also a pod asking for more devices than any node of its pool has.
-ALSO_TRIPS: dict[str, tuple[str, ...]] = {"PARALLEL-NODE": ("SCHEDULING",)}
+ALSO_TRIPS: dict[str, tuple[str, ...]] = {"PARALLEL-NODE": ("SCHEDULING",), "RAY-PD-ZONE": ("EFA-AZ",)}
 
 
 def merge(base: Any, override: Any) -> Any:
@@ -86,6 +102,11 @@ def merge(base: Any, override: Any) -> Any:
 def workload(**fields: Any) -> dict:
     """An override of the first workload."""
     return {"workloads": {0: fields}}
+
+
+def only_workload(**fields: Any) -> dict:
+    """BASE's workloads replaced by one workload ``chat`` on the L40S pool with ``fields``."""
+    return {"workloads": [{"name": "chat", "pool": "gpu", **fields}]}
 
 
 def gpu_pool(**fields: Any) -> dict:
@@ -263,6 +284,40 @@ CASES: dict[str, tuple[dict, dict]] = {
         merge({"compute": {"node_groups": [P5_EFA_GROUP]}}, workload(**MULTINODE_P5)),
         {},
         workload(engine={"image": EFA_IMAGE}),
+    ),
+    # Ray Serve LLM
+    "RAY-HEAD-GPU": case(
+        only_workload(**RAY),
+        workload(head={"pool": "gpu"}),
+        workload(head={"pool": "general"}),
+    ),
+    "RAY-HEAD-FIT": case(
+        only_workload(**RAY),
+        workload(head={"memory_gib": 64}),  # m6i.xlarge system nodes: 16 GiB
+        workload(head={"memory_gib": 8}),
+    ),
+    "RAY-PD-EFA": case(
+        merge({"compute": {"node_groups": [P5_EFA_GROUP]}}, only_workload(**RAY_PD)),
+        workload(efa=False),
+        workload(efa=True),
+    ),
+    "RAY-PD-ZONE": case(
+        merge(
+            {"compute": {"node_groups": [{k: v for k, v in P5_EFA_GROUP.items() if k != "availability_zone"}]}},
+            only_workload(**RAY_PD),
+        ),
+        {},
+        node_group(availability_zone=0),
+    ),
+    "RAY-NIXL-LIBFABRIC": case(
+        merge({"compute": {"node_groups": [P5_EFA_GROUP]}}, only_workload(**RAY_PD)),
+        workload(prefill_decode={"kv_backends": ["UCX"]}),
+        workload(prefill_decode={"kv_backends": ["LIBFABRIC"]}),
+    ),
+    "RAY-ACCELERATOR-TYPE": case(
+        only_workload(**RAY),
+        workload(models={0: {"accelerator_type": "H100"}}),
+        workload(models={0: {"accelerator_type": "L40S"}}),
     ),
     # engine flags
     "ENGINE-FLAGS-UNVERIFIED": case(

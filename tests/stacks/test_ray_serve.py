@@ -168,3 +168,39 @@ def problems(**workload: object) -> list[str]:
 def test_config_errors_name_the_field(workload, path, words):
     (problem,) = problems(**workload)
     assert problem.startswith(f"{path}:") and words in problem
+
+
+def test_model_fit_judges_each_model_of_the_app():
+    from inferstack.config.edit import with_changes
+    from inferstack.rules import evaluate
+
+    llama = {
+        "model": {
+            "id": "meta-llama/Llama-3.1-70B-Instruct",
+            "hf_token_secret": {"name": "hf"},
+            "source": {"type": "s3_mount"},
+        }
+    }
+    data = {
+        "compute": POOLS,
+        "workloads": [{"name": "chat", "kind": "ray_serve", "pool": "l40s", "models": [QWEN, llama]}],
+    }
+    (fit,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "MODEL-FIT"]
+    assert fit.path == "workloads[0].models[1].engine.tensor_parallel_size"
+    (changes, *_) = fit.suggestions
+    assert changes == {"workloads[0].models[1].engine.tensor_parallel_size": 4}
+    assert evaluate(with_changes(parse_config(data), changes)).errors == []
+
+
+def test_model_fit_judges_prefill_and_decode_each():
+    import copy
+
+    from inferstack.rules import evaluate
+    from tests.synth import ROOT
+
+    data = yaml.safe_load((ROOT / "examples" / "ray-pd-efa-p5.yaml").read_text())
+    bad = copy.deepcopy(data)
+    bad["workloads"][0]["prefill_decode"]["decode"]["engine"]["tensor_parallel_size"] = 1
+    paths = {f.path for f in evaluate(parse_config(bad)).errors if f.rule == "MODEL-FIT"}
+    assert paths == {"workloads[0].prefill_decode.decode.engine.tensor_parallel_size"}
+    assert [f for f in evaluate(parse_config(data)).errors] == []
