@@ -78,7 +78,8 @@ EFA_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm-efa:v0.19.0"
 #: Rules whose findings are warnings (printed, synth goes on); every other rule's findings here are errors.
 WARNING_RULES = frozenset({"ENGINE-FLAGS-UNVERIFIED", "MULTINODE-ZONE", "MULTINODE-EFA", "MULTINODE-EFA-IMAGE"})
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
-#: is also a pod asking for more devices than any node of its pool has.
+#: is also a pod asking for more devices than any node of its pool has; a P/D pool spanning zones is an EFA pool
+#: spanning zones.
 ALSO_TRIPS: dict[str, tuple[str, ...]] = {"PARALLEL-NODE": ("SCHEDULING",), "RAY-PD-ZONE": ("EFA-AZ",)}
 
 
