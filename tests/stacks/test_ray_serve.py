@@ -204,3 +204,49 @@ def test_model_fit_judges_prefill_and_decode_each():
     paths = {f.path for f in evaluate(parse_config(bad)).errors if f.rule == "MODEL-FIT"}
     assert paths == {"workloads[0].prefill_decode.decode.engine.tensor_parallel_size"}
     assert [f for f in evaluate(parse_config(data)).errors] == []
+
+
+def test_unknown_serve_config_keys_are_refused():
+    from inferstack.charts.ray_serve import RayServeChart, RayServeConfigError
+
+    good = {"llm_configs": [{"model_loading_config": {"model_id": "m"}, "engine_kwargs": {"max_model_len": 8192}}]}
+    RayServeChart._check({"args": good}, "2.52.0")
+    misspelt = {"llm_configs": [{"model_loading_config": {"model_id": "m"}, "engine_kwarg": {}}]}
+    with pytest.raises(RayServeConfigError, match=r"args.llm_configs\[0\].engine_kwarg: not a field of Ray 2.52.0"):
+        RayServeChart._check(
+            {"args": {**misspelt, "llm_configs": [{**misspelt["llm_configs"][0], "engine_kwargs": {}}]}}, "2.52.0"
+        )
+    dropped = {"llm_configs": [{"engine_kwargs": {}, "deployment_config": {"autoscaling_config": {"min_replica": 1}}}]}
+    with pytest.raises(RayServeConfigError, match="min_replica: not a field of Ray 2.52.0 AutoscalingConfig"):
+        RayServeChart._check({"args": dropped}, "2.52.0")
+    with pytest.raises(RayServeConfigError, match="engine_kwargs.max_model_length: not an engine argument"):
+        RayServeChart._check({"args": {"llm_configs": [{"engine_kwargs": {"max_model_length": 1}}]}}, "2.52.0")
+
+
+def test_the_sync_role_writes_every_models_prefix(ray_multi_app):
+    """Mountpoint reads with the CSI driver's role; the model-sync Jobs of both models write with the workload's."""
+    import json
+
+    policies = [
+        r["Properties"]
+        for r in ray_multi_app.template("workloads")["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy" and "Sync" in json.dumps(r["Properties"]["Roles"])
+    ]
+    text = json.dumps(policies)
+    assert "models/Qwen/Qwen3-8B/main/*" in text and "models/meta-llama/Llama-3.1-70B-Instruct/main/*" in text
+
+
+def test_the_chart_checks_what_it_renders(monkeypatch):
+    """A key the pinned Ray does not know (here: one inferstack would add by mistake) stops the render."""
+    import cdk8s
+
+    from inferstack.charts import ray_serve
+    from inferstack.charts.workload import StorageRefs
+    from inferstack.plan import resolve
+
+    data = {"compute": POOLS, "workloads": [{"name": "chat", "kind": "ray_serve", "pool": "l40s", "models": [QWEN]}]}
+    (resolved,) = resolve(parse_config(data)).workloads
+    original = ray_serve.llm_config
+    monkeypatch.setattr(ray_serve, "llm_config", lambda *a, **k: {**original(*a, **k), "num_replicas": 2})
+    with pytest.raises(ray_serve.RayServeConfigError, match="num_replicas: not a field of Ray 2.52.0 LLMConfig"):
+        ray_serve.RayServeChart(cdk8s.App(), "c", resolved, StorageRefs(region="us-east-1", bucket="b"))
