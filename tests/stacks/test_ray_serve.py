@@ -217,9 +217,9 @@ def test_unknown_serve_config_keys_are_refused():
             {"args": {**misspelt, "llm_configs": [{**misspelt["llm_configs"][0], "engine_kwargs": {}}]}}, "2.52.0"
         )
     dropped = {"llm_configs": [{"engine_kwargs": {}, "deployment_config": {"autoscaling_config": {"min_replica": 1}}}]}
-    with pytest.raises(RayServeConfigError, match="min_replica: not a field of Ray 2.52.0 AutoscalingConfig"):
+    with pytest.raises(RayServeConfigError, match=r"min_replica: not a field of Ray 2\.52\.0 AutoscalingConfig"):
         RayServeChart._check({"args": dropped}, "2.52.0")
-    with pytest.raises(RayServeConfigError, match="engine_kwargs.max_model_length: not an engine argument"):
+    with pytest.raises(RayServeConfigError, match=r"engine_kwargs\.max_model_length: not an engine argument"):
         RayServeChart._check({"args": {"llm_configs": [{"engine_kwargs": {"max_model_length": 1}}]}}, "2.52.0")
 
 
@@ -248,5 +248,5 @@ def test_the_chart_checks_what_it_renders(monkeypatch):
     (resolved,) = resolve(parse_config(data)).workloads
     original = ray_serve.llm_config
     monkeypatch.setattr(ray_serve, "llm_config", lambda *a, **k: {**original(*a, **k), "num_replicas": 2})
-    with pytest.raises(ray_serve.RayServeConfigError, match="num_replicas: not a field of Ray 2.52.0 LLMConfig"):
+    with pytest.raises(ray_serve.RayServeConfigError, match=r"num_replicas: not a field of Ray 2\.52\.0 LLMConfig"):
         ray_serve.RayServeChart(cdk8s.App(), "c", resolved, StorageRefs(region="us-east-1", bucket="b"))
