@@ -8,10 +8,12 @@ from collections.abc import Iterator
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
 from inferstack.catalog.ray import RAY_ACCELERATOR_TYPE, accelerator_types
 from inferstack.catalog.versions import ENGINE_RAY_VERSIONS
+from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.ray_serve import NixlBackend, RayServeWorkloadConfig
+from inferstack.config.ray_serve import NixlBackend, RayServeWorkloadConfig, UpgradeStrategy
 from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, pool_instances
-from inferstack.rules.base import Finding, Rule
+from inferstack.plan.ray_serve import ranks, role_engines
+from inferstack.rules.base import Finding, Rule, Severity
 
 HEAD_GPU = "RAY-HEAD-GPU"
 HEAD_FIT = "RAY-HEAD-FIT"
@@ -19,6 +21,7 @@ PD_EFA = "RAY-PD-EFA"
 PD_ZONE = "RAY-PD-ZONE"
 NIXL = "RAY-NIXL-LIBFABRIC"
 ACCELERATOR = "RAY-ACCELERATOR-TYPE"
+UPGRADE = "RAY-UPGRADE-CAPACITY"
 
 
 def _workloads(config: InferstackConfig) -> Iterator[tuple[str, RayServeWorkloadConfig]]:
@@ -149,6 +152,39 @@ def check_accelerator_type(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def _pool_gpus(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> int:
+    """GPUs the pool can hold at most."""
+    if isinstance(pool, KarpenterPoolConfig):
+        return pool.accelerator_limit or 0
+    return pool.max_size * pool.instance.accelerator_count
+
+
+def check_upgrade_capacity(config: InferstackConfig) -> Iterator[Finding]:
+    """``NewCluster`` upgrades start a second RayCluster beside the first: the pool must hold the replicas twice, or a
+    cluster change waits for GPUs that never come (the old cluster keeps serving)."""
+    for path, workload in _workloads(config):
+        if workload.upgrade_strategy is not UpgradeStrategy.NEW_CLUSTER:
+            continue
+        pool = config.pool(workload.pool)
+        if pool.accelerator is not AcceleratorKind.NVIDIA:
+            continue
+        needed = sum(
+            ranks(engine) * scaling.min_replicas
+            for engines in role_engines(workload).values()
+            for engine, scaling in engines
+        )
+        if 2 * needed > _pool_gpus(pool):
+            yield Finding(
+                rule=UPGRADE,
+                path=f"{path}.upgrade_strategy",
+                message=f"a NewCluster upgrade runs the starting replicas twice ({2 * needed} GPUs); pool "
+                f"{pool.name!r} holds {_pool_gpus(pool)}, so a change of image, resources or env would wait for GPUs",
+                fix=f"raise the pool's capacity to ≥ {2 * needed} GPUs, or set upgrade_strategy: None (change the "
+                "serve config only; recreate for cluster changes)",
+                severity=Severity.WARNING,
+            )
+
+
 RULES = (
     Rule(id=HEAD_GPU, title="The Ray head runs on CPU nodes", check=check_head_pool),
     Rule(id=HEAD_FIT, title="The Ray head fits a system node", check=check_head_fit),
@@ -156,4 +192,5 @@ RULES = (
     Rule(id=PD_ZONE, title="Prefill and decode share one zone", check=check_pd_zone),
     Rule(id=NIXL, title="NIXL uses LIBFABRIC on EFA", check=check_nixl),
     Rule(id=ACCELERATOR, title="accelerator_type matches the pool's GPUs", check=check_accelerator_type),
+    Rule(id=UPGRADE, title="NewCluster upgrades have room for a second cluster", check=check_upgrade_capacity),
 )

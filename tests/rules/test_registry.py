@@ -72,11 +72,14 @@ RAY_PD = {
         "prefill": {"engine": {"tensor_parallel_size": 8}},
         "decode": {"engine": {"tensor_parallel_size": 8}},
     },
+    "upgrade_strategy": "None",  # two p5 nodes cannot hold a second cluster (RAY-UPGRADE-CAPACITY)
 }
 #: A vLLM image with the EFA stack (libfabric + aws-ofi-nccl), built by the user.
 EFA_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm-efa:v0.19.0"
 #: Rules whose findings are warnings (printed, synth goes on); every other rule's findings here are errors.
-WARNING_RULES = frozenset({"ENGINE-FLAGS-UNVERIFIED", "MULTINODE-ZONE", "MULTINODE-EFA", "MULTINODE-EFA-IMAGE"})
+WARNING_RULES = frozenset(
+    {"ENGINE-FLAGS-UNVERIFIED", "MULTINODE-ZONE", "MULTINODE-EFA", "MULTINODE-EFA-IMAGE", "RAY-UPGRADE-CAPACITY"}
+)
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
 #: is also a pod asking for more devices than any node of its pool has; a P/D pool spanning zones is an EFA pool
 #: spanning zones.
@@ -319,6 +322,13 @@ CASES: dict[str, tuple[dict, dict]] = {
         only_workload(**RAY),
         workload(models={0: {"accelerator_type": "H100"}}),
         workload(models={0: {"accelerator_type": "L40S"}}),
+    ),
+    "RAY-UPGRADE-CAPACITY": case(
+        merge(
+            {"compute": {"node_groups": [P5_EFA_GROUP]}}, only_workload(**{**RAY_PD, "upgrade_strategy": "NewCluster"})
+        ),
+        {},  # two nodes, 16 GPUs; the upgrade runs 2 × 16
+        {"compute": {"node_groups": {0: {"max_size": 4}}}},
     ),
     # engine flags
     "ENGINE-FLAGS-UNVERIFIED": case(
