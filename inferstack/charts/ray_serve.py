@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from inferstack.catalog.engine_flags import vllm_flags
-from inferstack.catalog.ray import RAY_ACCELERATOR_TYPE, config_problems
-from inferstack.catalog.versions import ENGINE_IMAGES, ENGINE_RAY_VERSIONS, ENGINE_VLLM_VERSIONS
+from inferstack.catalog.ray import config_problems
+from inferstack.catalog.versions import ENGINE_RAY_VERSIONS, ENGINE_VLLM_VERSIONS
 from inferstack.charts.vllm import engine_args_for, engine_env_for
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.engine import VllmEngineConfig
@@ -26,11 +26,22 @@ BUILD_PD_OPENAI_APP = "ray.serve.llm:build_pd_openai_app"
 #: libfabric settings for NIXL over EFA (../shared/facts/ray-serve-llm.md §3.3: the Dynamo EFA guide and the AWS Ray
 #: LLM DLC set both).
 EFA_ENV = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"}
-#: NIXL registers GPU memory for RDMA: the P/D recipes that work on EKS (Dynamo disagg-p5, llm-d AWS) add IPC_LOCK.
-NIXL_CAPABILITIES = ("IPC_LOCK",)
+# No IPC_LOCK for NIXL: the Dynamo/llm-d recipes that add it run as root; the ray-llm image runs as uid 1000, whose
+# processes drop an added capability at exec (no ambient capabilities in Kubernetes), so it would change nothing.
+# libfabric's memory registration then depends on the node's memlock limit (unlimited on the EKS AMIs' containerd,
+# not verified offline: run `ulimit -l` in a worker pod).
+#: Serve's ingress (and the P/D proxy) take 1 CPU by default and the head has none, so they would hold a GPU pod:
+#: give them none, so they run on the head (and a model at min_replicas 0 releases its GPU nodes).
+CPU_FREE_ACTOR = {"ray_actor_options": {"num_cpus": 0}}
 #: The vLLM flag list engine_kwargs are checked against: the image's vLLM is >= 0.11 and unread (?), the nearest
 #: vendored list is 0.19.0 — every typed option inferstack renders exists in both.
 ENGINE_KWARGS_FLAGS = ENGINE_VLLM_VERSIONS["vllm-gpu"]
+
+
+def _one_pod(replica_ranks: int) -> dict[str, Any]:
+    """A replica's placement group kept inside one worker pod (``STRICT_PACK``): ``PACK`` would spill a replica
+    across pods once GPUs fragment, its tensor-parallel traffic then crossing the pod network."""
+    return {"bundles": [{"GPU": 1} for _ in range(replica_ranks)], "strategy": "STRICT_PACK"}
 
 
 class RayServeConfigError(ValueError):
@@ -86,12 +97,6 @@ def llm_config(
     return config
 
 
-def detected_accelerator_type(resolved: ResolvedWorkload) -> str | None:
-    """What Ray detects on the pool's GPUs (one type across the pool), else None (no constraint)."""
-    types = {RAY_ACCELERATOR_TYPE.get(str(t.accelerator_model)) for t in resolved.pool.instances}
-    return types.pop() if len(types) == 1 else None
-
-
 class RayServeChart(WorkloadChart):
     """The ``ray_serve`` kind: the workload's storage plumbing plus its RayService."""
 
@@ -101,15 +106,19 @@ class RayServeChart(WorkloadChart):
         workload = resolved.config
         assert isinstance(workload, RayServeWorkloadConfig)
         image = resolved.image
-        ray_version = ENGINE_RAY_VERSIONS["ray-llm"] if image == ENGINE_IMAGES["ray-llm"] else None
-        detected = detected_accelerator_type(resolved)
+        ray_version = workload.ray_version or ENGINE_RAY_VERSIONS["ray-llm"]
+        # An accelerator_type adds "accelerator_type:<X>" to every placement bundle; the autoscaler knows a group's
+        # resources from its spec only (Ray 2.52 autoscaling_config.py), so each group declares the types asked for
+        # — or no replica could scale a group up from zero (kuberay#863). Unset, the pool's nodeSelector decides.
+        wanted = sorted({m.accelerator_type for m in workload.models if m.accelerator_type})
         efa = any(role.pod.efa for role in resolved.roles.values())
-        app = self._application(workload, detected)
-        self._check(app, ray_version or ENGINE_RAY_VERSIONS["ray-llm"])
+        app = self._application(workload)
+        self._check(app, ray_version)
         env: dict[str, str] = {}
-        for (_, model), loading in zip(workload.model_entries, self.loadings, strict=True):
-            env |= engine_env_for(VllmEngineConfig(), model)
+        for loading in self.loadings:
             env |= {e.name: e.value for e in loading.env if e.value is not None}
+        if all(model.source.type is not ModelSourceType.HF for _, model in workload.model_entries):
+            env |= engine_env_for(VllmEngineConfig(), workload.models[0].model)  # offline hub: nothing downloads
         secrets = {}
         tokens = [m.hf_token_secret for _, m in workload.model_entries if m.hf_token_secret]
         if tokens:
@@ -120,6 +129,7 @@ class RayServeChart(WorkloadChart):
                 continue
             pod = role.pod
             ray_resources = {name: str(pod.accelerators)} if workload.prefill_decode is not None else {}
+            ray_resources |= {f"accelerator_type:{t}": "1" for t in wanted}
             groups.append(
                 RayWorkerGroupProps(
                     name=name,
@@ -131,7 +141,6 @@ class RayServeChart(WorkloadChart):
                     max_replicas=max(workload.workers.min_pods, max_pods(workload, name)),
                     ray_resources=ray_resources,
                     env=EFA_ENV if efa else {},
-                    add_capabilities=NIXL_CAPABILITIES if workload.prefill_decode is not None and efa else (),
                     shm_gib=workload.resources.shm_gib,
                 )
             )
@@ -144,7 +153,7 @@ class RayServeChart(WorkloadChart):
                 name=workload.name,
                 namespace=workload.namespace,
                 image=image,
-                ray_version=ray_version or ENGINE_RAY_VERSIONS["ray-llm"],
+                ray_version=ray_version,
                 service_account=resolved.server.service_account,
                 serve_config={"applications": [app]},
                 head_requests=head.requests,
@@ -164,12 +173,13 @@ class RayServeChart(WorkloadChart):
             ),
         )
 
-    def _application(self, workload: RayServeWorkloadConfig, detected: str | None) -> dict[str, Any]:
+    def _application(self, workload: RayServeWorkloadConfig) -> dict[str, Any]:
         app: dict[str, Any] = {"name": workload.name, "route_prefix": workload.route_prefix}
         pd = workload.prefill_decode
         if pd is None:
             app["import_path"] = BUILD_OPENAI_APP
             app["args"] = {
+                "ingress_deployment_config": CPU_FREE_ACTOR,
                 "llm_configs": [
                     llm_config(
                         m.model,
@@ -177,10 +187,11 @@ class RayServeChart(WorkloadChart):
                         m.autoscaling,
                         loading,
                         max_ongoing_requests=m.max_ongoing_requests,
-                        accelerator_type=m.accelerator_type or detected,
+                        accelerator_type=m.accelerator_type,
+                        placement=_one_pod(ranks(m.engine)),
                     )
                     for m, loading in zip(workload.models, self.loadings, strict=True)
-                ]
+                ],
             }
             return app
         (model,) = workload.models
@@ -194,19 +205,19 @@ class RayServeChart(WorkloadChart):
         sides = {}
         for side, role in (("prefill", pd.prefill), ("decode", pd.decode)):
             # Every bundle asks for the side's custom resource: its replicas land on its own worker group.
-            bundles = [{"GPU": 1, side: 1} for _ in range(ranks(role.engine))]
+            bundles = [{"GPU": 1, side: 1} for _ in range(ranks(role.engine))]  # STRICT_PACK: in one pod
             sides[f"{side}_config"] = llm_config(
                 model.model,
                 role.engine,
                 role.autoscaling,
                 self.loading,
                 max_ongoing_requests=model.max_ongoing_requests,
-                accelerator_type=model.accelerator_type or detected,
+                accelerator_type=model.accelerator_type,
                 extra_kwargs=transfer,
-                placement={"bundles": bundles, "strategy": "PACK"},
+                placement={"bundles": bundles, "strategy": "STRICT_PACK"},
             )
         app["import_path"] = BUILD_PD_OPENAI_APP
-        app["args"] = sides
+        app["args"] = {**sides, "proxy_deployment_config": CPU_FREE_ACTOR, "ingress_deployment_config": CPU_FREE_ACTOR}
         return app
 
     @staticmethod

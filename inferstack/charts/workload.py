@@ -5,7 +5,7 @@ namespaces workloads live in."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import cdk8s
@@ -21,7 +21,7 @@ from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
 from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
-from inferstack.plan import ResolvedModel, ResolvedWorkload, resolve
+from inferstack.plan import ResolvedModel, ResolvedWorkload
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,29 +56,10 @@ def namespaces_to_create(config: InferstackConfig) -> list[str]:
     return sorted({w.namespace for w in config.workloads} - existing)
 
 
-def workload_namespace_levels(config: InferstackConfig) -> dict[str, str]:
-    """Pod Security level each workload namespace enforces: baseline, or privileged where a workload's pods need it
-    (P/D workers adding ``IPC_LOCK``) — keep such workloads in a namespace of their own."""
-    levels: dict[str, str] = {}
-    for workload in resolve(config).workloads:
-        if workload.pod_security == "privileged" or levels.get(workload.namespace) == "privileged":
-            levels[workload.namespace] = "privileged"
-        else:
-            levels[workload.namespace] = NAMESPACE_ENFORCE
-    return levels
-
-
 class NamespacesChart(cdk8s.Chart):
-    """One Namespace per name, labelled for Pod Security admission (enforce baseline unless ``levels`` says
-    otherwise, warn restricted)."""
+    """One Namespace per name, labelled for Pod Security admission (enforce baseline, warn restricted)."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        namespaces: Iterable[str],
-        levels: Mapping[str, str] | None = None,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, namespaces: Iterable[str]) -> None:
         super().__init__(scope, construct_id, disable_resource_name_hashes=True)
         for name in sorted(set(namespaces)):
             k8s.KubeNamespace(
@@ -87,7 +68,7 @@ class NamespacesChart(cdk8s.Chart):
                 metadata=k8s.ObjectMeta(
                     name=name,
                     labels={
-                        "pod-security.kubernetes.io/enforce": (levels or {}).get(name, NAMESPACE_ENFORCE),
+                        "pod-security.kubernetes.io/enforce": NAMESPACE_ENFORCE,
                         "pod-security.kubernetes.io/warn": "restricted",
                     },
                 ),

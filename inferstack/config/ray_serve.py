@@ -13,9 +13,10 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.ray import ray_versions
 from inferstack.config.base import StrictModel
 from inferstack.config.engine import VllmEngineConfig
-from inferstack.config.workloads import ModelConfig, WorkloadBase
+from inferstack.config.workloads import ModelConfig, ModelSourceType, WorkloadBase
 
 _IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha256:[a-f0-9]{64})$")
 #: A RayService name is at most 47 characters: KubeRay names its RayCluster ``<name>-<5 random>`` within 53
@@ -41,12 +42,24 @@ class RayAutoscaling(StrictModel):
 
 
 def _no_extra_args(engine: VllmEngineConfig) -> VllmEngineConfig:
+    """What a Ray model's engine cannot have: a command line, its own image (the RayService has one), LMCache (not
+    wired into Ray's engine_kwargs)."""
     if engine.extra_args:
         raise PydanticCustomError(
             "ray_extra_args",
             "Ray Serve LLM takes engine_kwargs, not a command line — use the typed engine fields",
             {"field": "extra_args"},
         )
+    for field, why in (("image", "the workload's image (and ray_version) runs every model"), ("lmcache", "")):
+        if getattr(engine, field) is not None:
+            raise PydanticCustomError(
+                "ray_engine_field",
+                "not available for ray_serve models{why} — remove it",
+                {
+                    "why": f": {why}" if why else " (inferstack does not wire LMCache into Ray Serve LLM)",
+                    "field": field,
+                },
+            )
     return engine
 
 
@@ -62,8 +75,8 @@ class RayModel(StrictModel):
     max_ongoing_requests: int = Field(default=128, ge=1)
     """Requests one replica takes at once before Serve queues (``deployment_config``). Default 128."""
     accelerator_type: str | None = None
-    """The GPU type Ray must place replicas on (Ray's names: ``L40S``, ``H100``, ``A100``…). Default: the type Ray
-    detects on the pool's GPUs."""
+    """The GPU type Ray must place replicas on (Ray's names: ``L40S``, ``H100``, ``A100``…; the worker groups then
+    declare it, so the autoscaler can start them). Default: none — the pool's nodes decide."""
 
     @field_validator("engine")
     @classmethod
@@ -161,6 +174,9 @@ class RayServeWorkloadConfig(WorkloadBase):
     """Default ``NewCluster`` (zero downtime, briefly doubles the GPUs on cluster changes)."""
     image: str | None = None
     """Ray image, pinned. Default: the catalog's ``rayproject/ray-llm`` (Ray 2.52.0)."""
+    ray_version: str | None = None
+    """The Ray release in ``image`` (KubeRay's ``rayVersion``; the Serve config is checked against its fields).
+    Required with ``image``; one of the vendored releases."""
 
     @property
     def model_entries(self) -> tuple[tuple[str, ModelConfig], ...]:
@@ -202,6 +218,23 @@ class RayServeWorkloadConfig(WorkloadBase):
                 "another ray_serve workload",
                 {"field": "models"},
             )
+        self._sources()
+        self._image_version()
+        if self.workers.gpus_per_pod is not None:
+            largest = max(e.tensor_parallel_size * e.pipeline_parallel_size for e in self.engines)
+            if largest > self.workers.gpus_per_pod:
+                raise PydanticCustomError(
+                    "ray_replica_pod",
+                    "{gpus} GPUs per worker pod cannot hold a replica of {ranks} ranks — one replica spans pods, and "
+                    "its tensor-parallel traffic goes over the pod network; use at least {ranks}",
+                    {"gpus": self.workers.gpus_per_pod, "ranks": largest, "field": "workers.gpus_per_pod"},
+                )
+        if self.startup_timeout_seconds is not None:
+            raise PydanticCustomError(
+                "ray_startup",
+                "KubeRay probes Ray pods itself; a ray_serve workload has no startup probe of inferstack's — remove it",
+                {"field": "startup_timeout_seconds"},
+            )
         if self.autoscaling is not None:
             raise PydanticCustomError(
                 "ray_autoscaling",
@@ -216,6 +249,54 @@ class RayServeWorkloadConfig(WorkloadBase):
                 {"field": "replicas"},
             )
         return self
+
+    @property
+    def engines(self) -> list[VllmEngineConfig]:
+        """Every engine of the app: each model's, or the prefill and decode sides."""
+        if self.prefill_decode is not None:
+            return [self.prefill_decode.prefill.engine, self.prefill_decode.decode.engine]
+        return [m.engine for m in self.models]
+
+    def _sources(self) -> None:
+        """Sources one Ray pod can load together: mounted (``s3_mount``, ``fsx``), ``image``, at most one ``hf``
+        download, one Hugging Face token."""
+        for index, served in enumerate(self.models):
+            if served.model.source.type is ModelSourceType.S3:
+                raise PydanticCustomError(
+                    "ray_s3",
+                    "s3 streams with the Run:ai streamer, which the ray-llm image does not carry (ray[llm] 2.52 does "
+                    "not depend on runai-model-streamer) — use s3_mount (Mountpoint) or fsx",
+                    {"field": f"models[{index}].model.source.type"},
+                )
+        downloads = [i for i, m in enumerate(self.models) if m.model.source.type is ModelSourceType.HF]
+        if len(downloads) > 1:
+            raise PydanticCustomError(
+                "ray_hf",
+                "one Ray pod has one Hugging Face cache (HF_HOME): at most one model downloads from hf — load the "
+                "others from the bucket (s3_mount)",
+                {"field": f"models[{downloads[1]}].model.source.type"},
+            )
+        tokens = {m.model.hf_token_secret for m in self.models if m.model.hf_token_secret is not None}
+        if len(tokens) > 1:
+            raise PydanticCustomError(
+                "ray_tokens",
+                "the models name different Hugging Face token Secrets; a Ray pod has one HF_TOKEN — use one Secret",
+                {"field": "models"},
+            )
+
+    def _image_version(self) -> None:
+        if self.image is not None and self.ray_version is None:
+            raise PydanticCustomError(
+                "ray_version",
+                "required with image: KubeRay's probes and the Serve config's fields follow the image's Ray release",
+                {"field": "ray_version"},
+            )
+        if self.ray_version is not None and self.ray_version not in ray_versions():
+            raise PydanticCustomError(
+                "ray_version_unknown",
+                "{version} — inferstack has the Serve LLM fields of Ray {valid} only",
+                {"version": self.ray_version, "valid": ", ".join(ray_versions()), "field": "ray_version"},
+            )
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
         if accelerator is AcceleratorKind.NEURON:

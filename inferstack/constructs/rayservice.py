@@ -32,6 +32,26 @@ RAY_UID = 1000
 #: Where Ray's caches go (the image's HOME /home/ray holds its Python; only its cache is a volume).
 RAY_CACHE = "/home/ray/.cache"
 UPGRADE_STRATEGIES = ("NewCluster", "None")
+#: The head's projected service-account token (token, cluster CA, namespace), mounted in the autoscaler sidecar only.
+AUTOSCALER_TOKEN_VOLUME = "autoscaler-token"  # noqa: S105 - a volume name, not a secret
+SA_TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"  # noqa: S105 - the standard mount path
+
+
+def _with_token_volume(template: dict[str, Any]) -> dict[str, Any]:
+    """``template`` with the projected token volume the autoscaler sidecar mounts (the Ray container does not: Ray
+    code never sees the API credentials)."""
+    volume = {
+        "name": AUTOSCALER_TOKEN_VOLUME,
+        "projected": {
+            "sources": [
+                {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"fieldPath": "metadata.namespace"}}]}},
+            ]
+        },
+    }
+    spec = template["spec"]
+    return {**template, "spec": {**spec, "volumes": [*spec.get("volumes", []), volume]}}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,9 +71,6 @@ class RayWorkerGroupProps:
     autoscaler to scale from zero. Default none."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment of this group only (after the shared one)."""
-    add_capabilities: Sequence[str] = ()
-    """Linux capabilities added to the Ray container (e.g. ``IPC_LOCK`` for NIXL's memory registration; Pod Security
-    baseline refuses it — the namespace must be privileged). Default none."""
     shm_gib: float = 8
 
 
@@ -161,7 +178,6 @@ class RayServiceServer(Construct):
                 ports={"metrics": METRICS_PORT},
                 shm_gib=group.shm_gib,
                 env=group.env,
-                add_capabilities=group.add_capabilities,
             )
             spec: dict[str, Any] = {
                 "groupName": group.name,
@@ -186,6 +202,12 @@ class RayServiceServer(Construct):
                     "enableInTreeAutoscaling": True,
                     "autoscalerOptions": {
                         "idleTimeoutSeconds": props.idle_timeout_seconds,
+                        # The Ray autoscaler talks to the API server with the pod's service-account token (Ray 2.52
+                        # autoscaler/_private/kuberay/node_provider.py reads it from the standard path); KubeRay
+                        # mounts none, and the pods do not automount it — so only the sidecar gets it.
+                        "volumeMounts": [
+                            {"name": AUTOSCALER_TOKEN_VOLUME, "mountPath": SA_TOKEN_DIR, "readOnly": True}
+                        ],
                         "securityContext": {
                             "runAsNonRoot": True,
                             "runAsUser": RAY_UID,
@@ -193,7 +215,7 @@ class RayServiceServer(Construct):
                             "capabilities": {"drop": ["ALL"]},
                         },
                     },
-                    "headGroupSpec": {"rayStartParams": {"num-cpus": "0"}, "template": head},
+                    "headGroupSpec": {"rayStartParams": {"num-cpus": "0"}, "template": _with_token_volume(head)},
                     "workerGroupSpecs": groups,
                 },
             },
@@ -230,7 +252,6 @@ class RayServiceServer(Construct):
         ports: Mapping[str, int],
         shm_gib: float,
         env: Mapping[str, str] | None = None,
-        add_capabilities: Sequence[str] = (),
     ) -> dict[str, Any]:
         pod = ServingPodProps(
             name=props.name,
@@ -267,7 +288,7 @@ class RayServiceServer(Construct):
                 run_as_non_root=True,
                 run_as_user=RAY_UID,
                 allow_privilege_escalation=False,
-                capabilities=k8s.Capabilities(drop=["ALL"], add=list(add_capabilities) or None),
+                capabilities=k8s.Capabilities(drop=["ALL"]),
             ),
             volume_mounts=[
                 k8s.VolumeMount(name="shm", mount_path="/dev/shm"),  # noqa: S108 - memory-backed emptyDir

@@ -106,9 +106,6 @@ class ResolvedWorkload:
     writer_service_account: str
     operators: frozenset[str] = frozenset()
     """Operators whose custom resources its objects are (``prometheus``, ``keda``, ``lws``…)."""
-    pod_security: str = "baseline"
-    """Pod Security level its namespace must enforce to admit its pods: ``baseline``, or ``privileged`` for pods
-    that add a capability baseline refuses (NIXL's ``IPC_LOCK``)."""
 
     @property
     def kind(self) -> str:
@@ -191,7 +188,6 @@ def workload_plan(
     image: str,
     operators: frozenset[str] = frozenset(),
     compiles: bool = False,
-    pod_security: str = "baseline",
 ) -> ResolvedWorkload:
     """What every kind's plan shares: the pool, the model-sync Job and writer identity, and the operators the
     workload's objects need — its kind's (registry) and ``operators``, plus Prometheus for ``monitoring``.
@@ -219,7 +215,6 @@ def workload_plan(
         writes_bucket=any(m.sync for m in models) or compiles,
         writer_service_account=sync_service_account(workload),
         operators=frozenset(needed),
-        pod_security=pod_security,
     )
 
 

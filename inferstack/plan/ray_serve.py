@@ -43,14 +43,18 @@ def max_pods(workload: RayServeWorkloadConfig, role: str) -> int:
     """Most worker pods of ``role``: ``workers.max_pods``, else enough for every replica at ``max_replicas``."""
     if workload.workers.max_pods is not None:
         return workload.workers.max_pods
-    gpus = sum(ranks(engine) * scaling.max_replicas for engine, scaling in role_engines(workload)[role])
-    return max(1, math.ceil(gpus / gpus_per_pod(workload)))
+    pod = gpus_per_pod(workload)  # each replica inside one pod (STRICT_PACK): count whole replicas per pod
+    pods = sum(
+        math.ceil(scaling.max_replicas / (pod // ranks(engine))) for engine, scaling in role_engines(workload)[role]
+    )
+    return max(1, pods)
 
 
 def _head(config: InferstackConfig, workload: RayServeWorkloadConfig, account: str, reads: bool) -> Role:
     head = workload.head
     pool = head.pool or SYSTEM_POOL
-    taints = frozenset(pool_taints(config.pool(pool))) if head.pool else frozenset()
+    named = next((p for p in config.compute.pools if p.name == head.pool), None)  # RAY-HEAD-GPU names a typo
+    taints = frozenset(pool_taints(named)) if named is not None else frozenset()
     memory = f"{head.memory_gib:g}Gi"
     cpu = str(int(head.cpu)) if float(head.cpu).is_integer() else f"{int(head.cpu * 1000)}m"
     pod = PodPlan(
@@ -87,14 +91,4 @@ def plan_ray_serve(
             reads_bucket=reads,
             serves=False,
         )
-    # NIXL registers GPU memory for RDMA: P/D workers on EFA add IPC_LOCK, which only a privileged namespace admits.
-    nixl = workload.prefill_decode is not None and any(role.pod.efa for role in roles.values())
-    return workload_plan(
-        config,
-        pools,
-        index,
-        workload,
-        roles=roles,
-        image=workload.image or ENGINE_IMAGES["ray-llm"],
-        pod_security="privileged" if nixl else "baseline",
-    )
+    return workload_plan(config, pools, index, workload, roles=roles, image=workload.image or ENGINE_IMAGES["ray-llm"])

@@ -22,6 +22,9 @@ PD_ZONE = "RAY-PD-ZONE"
 NIXL = "RAY-NIXL-LIBFABRIC"
 ACCELERATOR = "RAY-ACCELERATOR-TYPE"
 UPGRADE = "RAY-UPGRADE-CAPACITY"
+#: The autoscaler sidecar's requests (KubeRay v1.7.0 default autoscalerOptions.resources).
+AUTOSCALER_CPU = 0.5
+AUTOSCALER_MEMORY_GIB = 0.5
 
 
 def _workloads(config: InferstackConfig) -> Iterator[tuple[str, RayServeWorkloadConfig]]:
@@ -56,19 +59,21 @@ def check_head_pool(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_head_fit(config: InferstackConfig) -> Iterator[Finding]:
-    """The head pod fits a system node (its CPU and memory requests)."""
+    """The head pod fits a system node: its CPU and memory plus the autoscaler sidecar KubeRay adds (500m CPU,
+    512 MiB; ray-operator/controllers/ray/common/pod.go BuildAutoscalerContainer, v1.7.0)."""
     system = [INSTANCE_TYPES[t] for t in config.cluster.system_nodes.instance_types]
     best = max(system, key=lambda t: (allocatable_cpu(t), allocatable_memory_gib(t)))
     for path, workload in _workloads(config):
         head = workload.head
         if head.pool is not None:
             continue
-        if head.cpu > allocatable_cpu(best) or head.memory_gib > allocatable_memory_gib(best):
+        cpu, memory = head.cpu + AUTOSCALER_CPU, head.memory_gib + AUTOSCALER_MEMORY_GIB
+        if cpu > allocatable_cpu(best) or memory > allocatable_memory_gib(best):
             yield Finding(
                 rule=HEAD_FIT,
                 path=f"{path}.head",
-                message=f"the head asks for {head.cpu:g} vCPU / {head.memory_gib:g} GiB; a system node ({best.name}) "
-                f"gives {allocatable_cpu(best):g} vCPU / {allocatable_memory_gib(best):.0f} GiB",
+                message=f"the head asks for {cpu:g} vCPU / {memory:g} GiB with the autoscaler sidecar; a system "
+                f"node ({best.name}) gives {allocatable_cpu(best):g} vCPU / {allocatable_memory_gib(best):.0f} GiB",
                 fix="lower head.cpu / head.memory_gib, or use larger cluster.system_nodes.instance_types",
             )
 

@@ -26,7 +26,6 @@ from inferstack.charts.workload import (
     StorageRefs,
     WorkloadChart,
     namespaces_to_create,
-    workload_namespace_levels,
 )
 from inferstack.config.kinds import kind_of, load
 from inferstack.config.model import InferstackConfig
@@ -136,7 +135,7 @@ class WorkloadsStack(cdk.Stack):
                 self.namespaces = (base,)
             owned = namespaces_to_create(config)
             if owned:
-                chart = NamespacesChart(cdk8s.App(), "namespaces", owned, workload_namespace_levels(config))
+                chart = NamespacesChart(cdk8s.App(), "namespaces", owned)
                 self.namespaces += (add_chart_manifest(self, "Namespaces", cluster, chart, durable=True),)
             self._install_operators()
         else:

@@ -189,12 +189,9 @@ def test_every_pod_meets_its_namespaces_pod_security_level(any_app):
 
 
 def test_workload_namespaces_enforce_baseline(any_app):
-    """Baseline, except a namespace holding a workload whose pods need privileged (P/D workers with IPC_LOCK)."""
     levels = namespace_levels(any_app.kubernetes_objects())
     created = {w.namespace for w in any_app.config.workloads} - any_app.config.cluster.preexisting_namespaces
-    needs = {w.namespace for w in resolve(any_app.config).workloads if w.pod_security == "privileged"}
-    assert {levels[n] for n in created - needs} <= {Level.BASELINE}
-    assert {levels[n] for n in created & needs} <= {Level.PRIVILEGED}
+    assert {levels[n] for n in created} <= {Level.BASELINE}
 
 
 def test_gate_catches_ipc_lock_in_a_baseline_namespace(default_app):
@@ -206,14 +203,9 @@ def test_gate_catches_ipc_lock_in_a_baseline_namespace(default_app):
 
 
 def test_serving_pods_would_pass_restricted_too(any_app):
-    """Workload namespaces warn at restricted: our own pods should never trigger that warning — except in a
-    namespace a workload needs privileged for (NIXL's IPC_LOCK on P/D workers), which is labelled so."""
+    """Workload namespaces warn at restricted: our own pods should never trigger that warning."""
     objects = any_app.kubernetes_objects()
-    privileged = {w.namespace for w in resolve(any_app.config).workloads if w.pod_security == "privileged"}
-    for namespace in privileged:
-        (obj,) = [o for o in objects if o["kind"] == "Namespace" and o["metadata"]["name"] == namespace]
-        assert obj["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
-    workload_namespaces = {w.namespace for w in any_app.config.workloads} - privileged
+    workload_namespaces = {w.namespace for w in any_app.config.workloads}
     restricted = dict.fromkeys(workload_namespaces, Level.RESTRICTED)
     ours = [o for o in objects if o.get("metadata", {}).get("namespace") in workload_namespaces]
     assert [str(f) for f in check_manifests(ours, restricted)] == []

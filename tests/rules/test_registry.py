@@ -67,7 +67,7 @@ RAY_PD = {
     "kind": "ray_serve",
     "pool": "p5",
     "efa": True,
-    "models": [{"model": LLAMA_70B}],
+    "models": [{"model": {**LLAMA_70B, "source": {"type": "s3_mount"}}}],
     "prefill_decode": {
         "prefill": {"engine": {"tensor_parallel_size": 8}},
         "decode": {"engine": {"tensor_parallel_size": 8}},

@@ -45,7 +45,11 @@ class TestMultiModel:
             "max_replicas": 4,
             "target_ongoing_requests": 32,
         }
-        assert qwen["accelerator_type"] == llama["accelerator_type"] == "L40S"  # what Ray detects on g6e
+        # No accelerator_type unless asked for: the pool's nodes decide, and the autoscaler can scale from zero.
+        assert "accelerator_type" not in qwen and "accelerator_type" not in llama
+        # Each replica inside one worker pod; the ingress takes no CPU, so it runs on the head, not on a GPU pod.
+        assert llama["placement_group_config"] == {"bundles": [{"GPU": 1}] * 4, "strategy": "STRICT_PACK"}
+        assert app["args"]["ingress_deployment_config"] == {"ray_actor_options": {"num_cpus": 0}}
         assert config_problems("2.52.0", "LLMServingArgs", app["args"]) == []
 
     def test_worker_group_is_sized_for_the_replicas(self, ray_multi_app):
@@ -106,6 +110,8 @@ class TestPrefillDecode:
             assert config["engine_kwargs"]["tensor_parallel_size"] == 8
             bundles = config["placement_group_config"]["bundles"]
             assert len(bundles) == 8 and all(b == {"GPU": 1, side: 1} for b in bundles)
+            assert config["placement_group_config"]["strategy"] == "STRICT_PACK"
+        assert app["args"]["proxy_deployment_config"] == {"ray_actor_options": {"num_cpus": 0}}
         assert config_problems("2.52.0", "PDServingArgs", app["args"]) == []
 
     def test_prefill_and_decode_groups_request_efa_on_one_zone_pool(self, ray_pd_app):
@@ -117,17 +123,28 @@ class TestPrefillDecode:
             for kind in ("requests", "limits"):
                 assert container["resources"][kind]["nvidia.com/gpu"] == "8"
                 assert container["resources"][kind]["vpc.amazonaws.com/efa"] == "32"
-            assert container["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
+            assert "add" not in container["securityContext"]["capabilities"]  # uid 1000 would drop it at exec
             assert {e["name"]: e.get("value") for e in container["env"]}["FI_PROVIDER"] == "efa"
             assert group["template"]["spec"]["nodeSelector"] == {"inferstack.io/pool": "p5-efa"}
         pool = ray_pd_app.config.pool("p5-efa")
         assert pool.availability_zone == 0  # one pool, pinned to one zone: prefill and decode share it
 
-    def test_the_namespace_admits_ipc_lock(self, ray_pd_app):
-        (namespace,) = [
-            o for o in ray_pd_app.kubernetes_objects() if o["kind"] == "Namespace" and o["metadata"]["name"] == "ray-pd"
-        ]
-        assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    def test_only_the_autoscaler_sees_the_api_token(self, ray_pd_app):
+        """The Ray autoscaler needs the service-account token (KubeRay mounts none and the pods do not automount);
+        the Ray container does not get it."""
+        cluster = ray_service(ray_pd_app)["spec"]["rayClusterConfig"]
+        head = cluster["headGroupSpec"]["template"]
+        (volume,) = [v for v in head["spec"]["volumes"] if v["name"] == "autoscaler-token"]
+        kinds = {next(iter(source)) for source in volume["projected"]["sources"]}
+        assert kinds == {"serviceAccountToken", "configMap", "downwardAPI"}
+        (mount,) = cluster["autoscalerOptions"]["volumeMounts"]
+        assert mount == {
+            "name": "autoscaler-token",
+            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+            "readOnly": True,
+        }
+        assert head["spec"]["automountServiceAccountToken"] is False
+        assert all(m["name"] != "autoscaler-token" for m in ray_container(head)["volumeMounts"])
 
 
 POOLS = {
@@ -163,6 +180,24 @@ def problems(**workload: object) -> list[str]:
         ),
         ({"name": "n" * 48}, "workloads[0].name", "47"),
         ({"replicas": 2}, "workloads[0].replicas", "autoscaling"),
+        ({"models": [{"model": {"id": "Qwen/Qwen3-8B"}}]}, "workloads[0].models[0].model.source.type", "s3_mount"),
+        (
+            {"models": [{**QWEN, "engine": {"tensor_parallel_size": 4}}], "workers": {"gpus_per_pod": 2}},
+            "workloads[0].workers.gpus_per_pod",
+            "spans pods",
+        ),
+        ({"image": "rayproject/ray-llm:2.58.0-py312-cu128"}, "workloads[0].ray_version", "required"),
+        (
+            {"image": "rayproject/ray-llm:2.58.0-py312-cu128", "ray_version": "2.58.0"},
+            "workloads[0].ray_version",
+            "2.52.0",
+        ),
+        ({"startup_timeout_seconds": 600}, "workloads[0].startup_timeout_seconds", "KubeRay"),
+        (
+            {"models": [{**QWEN, "engine": {"image": "vllm/vllm-openai:v0.19.0"}}]},
+            "workloads[0].models[0].engine.image",
+            "ray_version",
+        ),
     ],
 )
 def test_config_errors_name_the_field(workload, path, words):
@@ -250,3 +285,22 @@ def test_the_chart_checks_what_it_renders(monkeypatch):
     monkeypatch.setattr(ray_serve, "llm_config", lambda *a, **k: {**original(*a, **k), "num_replicas": 2})
     with pytest.raises(ray_serve.RayServeConfigError, match=r"num_replicas: not a field of Ray 2\.52\.0 LLMConfig"):
         ray_serve.RayServeChart(cdk8s.App(), "c", resolved, StorageRefs(region="us-east-1", bucket="b"))
+
+
+def test_an_accelerator_type_is_declared_on_the_worker_groups():
+    """Ray adds accelerator_type:<X> to every bundle; the autoscaler knows a group's resources from its spec only."""
+    import cdk8s
+
+    from inferstack.charts import ray_serve
+    from inferstack.charts.workload import StorageRefs
+    from inferstack.plan import resolve
+
+    model = {**QWEN, "accelerator_type": "L40S"}
+    data = {"compute": POOLS, "workloads": [{"name": "chat", "kind": "ray_serve", "pool": "l40s", "models": [model]}]}
+    (resolved,) = resolve(parse_config(data)).workloads
+    objects = ray_serve.RayServeChart(cdk8s.App(), "c", resolved, StorageRefs(region="us-east-1", bucket="b")).to_json()
+    (service,) = [o for o in objects if o["kind"] == "RayService"]
+    (group,) = service["spec"]["rayClusterConfig"]["workerGroupSpecs"]
+    assert group["resources"] == {"accelerator_type:L40S": "1"}
+    (config,) = yaml.safe_load(service["spec"]["serveConfigV2"])["applications"][0]["args"]["llm_configs"]
+    assert config["accelerator_type"] == "L40S"
