@@ -304,3 +304,17 @@ def test_an_accelerator_type_is_declared_on_the_worker_groups():
     assert group["resources"] == {"accelerator_type:L40S": "1"}
     (config,) = yaml.safe_load(service["spec"]["serveConfigV2"])["applications"][0]["args"]["llm_configs"]
     assert config["accelerator_type"] == "L40S"
+
+
+def test_the_head_fit_counts_the_autoscaler_sidecar():
+    """m6i.xlarge system nodes give 3 vCPU to pods: a 3-vCPU head plus the 500m sidecar stays Pending."""
+    from inferstack.rules import evaluate
+
+    data = {
+        "compute": POOLS,
+        "workloads": [{"name": "chat", "kind": "ray_serve", "pool": "l40s", "models": [QWEN], "head": {"cpu": 3}}],
+    }
+    (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "RAY-HEAD-FIT"]
+    assert "3.5 vCPU" in finding.message and "autoscaler sidecar" in finding.message
+    data["workloads"][0]["head"] = {"cpu": 2.5}
+    assert [f for f in evaluate(parse_config(data)).errors if f.rule == "RAY-HEAD-FIT"] == []
