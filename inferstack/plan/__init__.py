@@ -195,23 +195,28 @@ def workload_plan(
     needed = {*kind_of(workload).operators, *operators}
     if workload.monitoring:
         needed.add("prometheus")
-    models = tuple(
-        ResolvedModel(
-            path=f"workloads[{index}].{relative}",
-            config=model,
-            suffix="" if position == 0 else f"-{position + 1}",
-            sync=needs_sync(workload, model),
-            sync_excludes=sync_excludes(model),
+    models: list[ResolvedModel] = []
+    synced: set[str] = set()  # one sync Job per prefix: the same model listed twice is copied once
+    for position, (relative, model) in enumerate(workload.model_entries):
+        sync = needs_sync(workload, model) and model.bucket_prefix not in synced
+        if sync:
+            synced.add(model.bucket_prefix)
+        models.append(
+            ResolvedModel(
+                path=f"workloads[{index}].{relative}",
+                config=model,
+                suffix="" if position == 0 else f"-{position + 1}",
+                sync=sync,
+                sync_excludes=sync_excludes(model),
+            )
         )
-        for position, (relative, model) in enumerate(workload.model_entries)
-    )
     return ResolvedWorkload(
         index=index,
         config=workload,
         pool=pools[workload.pool],
         roles=roles,
         image=image,
-        models=models,
+        models=tuple(models),
         writes_bucket=any(m.sync for m in models) or compiles,
         writer_service_account=sync_service_account(workload),
         operators=frozenset(needed),

@@ -63,3 +63,16 @@ def test_the_manifest_is_the_plan(tp4_app):
     spec = pod_spec(tp4_app)
     assert spec["nodeSelector"] == plan.node_selector
     assert {(t["key"], t["effect"]) for t in spec["tolerations"]} == set(plan.tolerations)
+
+
+def test_a_model_listed_twice_is_synced_once():
+    qwen = {"model": {"id": "Qwen/Qwen3-8B", "source": {"type": "s3_mount"}}}
+    again = {"model": {"id": "Qwen/Qwen3-8B", "served_name": "qwen-b", "source": {"type": "s3_mount"}}}
+    config = parse_config(
+        {
+            "compute": {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.12xlarge"]}]},
+            "workloads": [{"name": "chat", "kind": "ray_serve", "pool": "gpu", "models": [qwen, again]}],
+        }
+    )
+    (chat,) = resolve(config).workloads
+    assert [m.sync for m in chat.models] == [True, False] and chat.prefixes == ["models/Qwen/Qwen3-8B/main/"]
