@@ -179,6 +179,9 @@ class RayServiceServer(Construct):
                 shm_gib=group.shm_gib,
                 env=group.env,
             )
+            # Ray's autoscaler v2 (the default since Ray 2.47; pinned below) reclaims idle workers by deleting
+            # them and needs them never restarted in place (KubeRay autoscaling guide).
+            template["spec"]["restartPolicy"] = "Never"
             spec: dict[str, Any] = {
                 "groupName": group.name,
                 "replicas": group.min_replicas,
@@ -201,6 +204,7 @@ class RayServiceServer(Construct):
                     "rayVersion": props.ray_version,
                     "enableInTreeAutoscaling": True,
                     "autoscalerOptions": {
+                        "version": "v2",
                         "idleTimeoutSeconds": props.idle_timeout_seconds,
                         # The Ray autoscaler talks to the API server with the pod's service-account token (Ray 2.52
                         # autoscaler/_private/kuberay/node_provider.py reads it from the standard path); KubeRay

@@ -3,6 +3,7 @@ LIBFABRIC, accelerator types are what the pool's GPUs advertise, and the head fi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
@@ -11,8 +12,9 @@ from inferstack.catalog.versions import ENGINE_RAY_VERSIONS
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import NixlBackend, RayServeWorkloadConfig, UpgradeStrategy
+from inferstack.plan import resolve
 from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, pool_instances
-from inferstack.plan.ray_serve import ranks, role_engines
+from inferstack.plan.ray_serve import gpus_per_pod, ranks, role_engines
 from inferstack.rules.base import Finding, Rule, Severity
 
 HEAD_GPU = "RAY-HEAD-GPU"
@@ -22,6 +24,7 @@ PD_ZONE = "RAY-PD-ZONE"
 NIXL = "RAY-NIXL-LIBFABRIC"
 ACCELERATOR = "RAY-ACCELERATOR-TYPE"
 UPGRADE = "RAY-UPGRADE-CAPACITY"
+CAPACITY = "RAY-WORKER-CAPACITY"
 #: The autoscaler sidecar's requests (KubeRay v1.7.0 default autoscalerOptions.resources).
 AUTOSCALER_CPU = 0.5
 AUTOSCALER_MEMORY_GIB = 0.5
@@ -190,6 +193,34 @@ def check_upgrade_capacity(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def check_worker_capacity(config: InferstackConfig) -> Iterator[Finding]:
+    """The pool holds the worker pods of every starting replica (``min_replicas``): each replica in one pod, an EFA
+    pod alone on its node — or a model never becomes ready."""
+    plan = resolve(config)
+    for path, workload in _workloads(config):
+        pool = config.pool(workload.pool)
+        if pool.accelerator is not AcceleratorKind.NVIDIA:
+            continue
+        resolved = plan.workload(workload)
+        pod = gpus_per_pod(workload)
+        node = max(t.accelerator_count for t in pool_instances(pool))
+        efa = any(role.pod.efa for role in resolved.roles.values())
+        per_node = 1 if efa else max(1, node // pod)
+        nodes = 0
+        for engines in role_engines(workload).values():
+            pods = sum(math.ceil(s.min_replicas / max(1, pod // ranks(e))) for e, s in engines)
+            nodes += math.ceil(max(pods, workload.workers.min_pods) / per_node)
+        capacity = _pool_gpus(pool) // node
+        if nodes > capacity:
+            yield Finding(
+                rule=CAPACITY,
+                path=f"{path}.pool",
+                message=f"the starting replicas need {nodes} node(s) of pool {pool.name!r} ({pod} GPUs per worker pod"
+                f"{', one EFA pod per node' if efa else ''}); it holds {capacity}",
+                fix="raise the pool's max_size / max_accelerators, or lower min_replicas",
+            )
+
+
 RULES = (
     Rule(id=HEAD_GPU, title="The Ray head runs on CPU nodes", check=check_head_pool),
     Rule(id=HEAD_FIT, title="The Ray head fits a system node", check=check_head_fit),
@@ -198,4 +229,5 @@ RULES = (
     Rule(id=NIXL, title="NIXL uses LIBFABRIC on EFA", check=check_nixl),
     Rule(id=ACCELERATOR, title="accelerator_type matches the pool's GPUs", check=check_accelerator_type),
     Rule(id=UPGRADE, title="NewCluster upgrades have room for a second cluster", check=check_upgrade_capacity),
+    Rule(id=CAPACITY, title="The pool holds the starting replicas' worker pods", check=check_worker_capacity),
 )

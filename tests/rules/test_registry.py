@@ -330,6 +330,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         {},  # two nodes, 16 GPUs; the upgrade runs 2 × 16
         {"compute": {"node_groups": {0: {"max_size": 4}}}},
     ),
+    "RAY-WORKER-CAPACITY": case(
+        merge({"compute": {"node_groups": [P5_EFA_GROUP]}}, only_workload(**RAY_PD)),
+        {"compute": {"node_groups": {0: {"max_size": 1}}}},  # prefill and decode each take a whole EFA node
+        {"compute": {"node_groups": {0: {"max_size": 2}}}},
+    ),
     # engine flags
     "ENGINE-FLAGS-UNVERIFIED": case(
         workload(engine={"extra_args": ["--disable-log-stats"]}),
