@@ -318,3 +318,16 @@ def test_the_head_fit_counts_the_autoscaler_sidecar():
     assert "3.5 vCPU" in finding.message and "autoscaler sidecar" in finding.message
     data["workloads"][0]["head"] = {"cpu": 2.5}
     assert [f for f in evaluate(parse_config(data)).errors if f.rule == "RAY-HEAD-FIT"] == []
+
+
+def test_efa_worker_pods_take_a_node_each():
+    """TP 4 P/D on p5: a worker pod asks for 4 GPUs but every EFA device, so two prefill replicas need two nodes."""
+    from inferstack.rules import evaluate
+    from tests.synth import ROOT
+
+    data = yaml.safe_load((ROOT / "examples" / "ray-pd-efa-p5.yaml").read_text())
+    pd = data["workloads"][0]["prefill_decode"]
+    pd["prefill"] = {"engine": {"tensor_parallel_size": 4}, "autoscaling": {"min_replicas": 2, "max_replicas": 2}}
+    pd["decode"]["engine"]["tensor_parallel_size"] = 4
+    (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "RAY-WORKER-CAPACITY"]
+    assert "need 3 node(s)" in finding.message and "one EFA pod per node" in finding.message
