@@ -69,40 +69,47 @@ def summarize(out_dir: Path) -> str:
 
 
 def plan_table(config: InferstackConfig) -> str:
-    """Per workload: accelerator, parallelism, weights, KV budget and tokens, concurrency, verdict."""
-    from inferstack.config.workloads import VllmWorkloadConfig
+    """Per vLLM engine (a workload, or each model / prefill-decode side of a Ray app): accelerator, parallelism,
+    weights, KV budget and tokens, concurrency, verdict."""
     from inferstack.plan import resolve
-    from inferstack.rules.serving import memory_per_rank_gib, ranks_per_node, sizing_for
+    from inferstack.rules.serving import engines, memory_per_rank_gib, ranks_per_node, sizing_for
 
     header = (
         f"{'workload':<24} {'pool':<12} {'instance':<16} {'accel':<12} {'TP×PP':>6} {'weights':>9} "
         f"{'KV budget':>10} {'KV tokens':>11} {'max len':>8} {'concur.':>8}  verdict"
     )
     lines = [header, "-" * len(header)]
-    for resolved in resolve(config).workloads:
-        workload, pool = resolved.config, resolved.pool
-        name = f"{workload.namespace}/{workload.name}"
-        if not isinstance(workload, VllmWorkloadConfig):
-            lines.append(f"{name:<24} {pool.name:<12} kind {workload.kind}: no vLLM memory plan")
-            continue
-        engine = workload.engine
-        parallel = workload.ranks_per_pod
+    plan = resolve(config)
+    judged = list(engines(config))
+    for path, served in judged:
+        workload = served.workload
+        resolved = plan.workload(workload)
+        pool = resolved.pool
+        part = path.removeprefix(resolved.path).lstrip(".").removeprefix("prefill_decode.")
+        name = f"{workload.namespace}/{workload.name}" + (f" {part}" if part else "")
+        engine = served.engine
+        parallel = served.ranks_per_pod
         hosts = [t for t in pool.instances if ranks_per_node(t) >= parallel]
         if not hosts:
             lines.append(f"{name:<24} {pool.name:<12} {'-':<16} {'-':<12} {parallel:>6}  no instance holds {parallel}")
             continue
         host = min(hosts, key=lambda t: (ranks_per_node(t), t.vcpu))
-        result = sizing_for(workload, host)
+        result = sizing_for(served, host)
         accel = f"{host.accelerator_model} {memory_per_rank_gib(host):.0f}G"
         verdict = "fits" if result.fits else "DOES NOT FIT"
-        pod = resolved.server.pod
-        nodes = f" on {workload.nodes} nodes" if workload.nodes > 1 else ""
+        nodes = f" on {served.nodes} nodes" if served.nodes > 1 else ""
+        startup = resolved.server.pod.startup_seconds
+        budget = f" (startup ≤ {startup}s)" if startup else ""
         lines.append(
             f"{name:<24} {pool.name:<12} {host.name:<16} {accel:<12} "
             f"{engine.tensor_parallel_size}×{engine.pipeline_parallel_size:<4} {result.weights_gib:>7.2f}G "
             f"{result.kv_budget_gib:>9.2f}G {result.kv_tokens:>11,} {engine.max_model_len:>8,} "
-            f"{result.concurrency:>7.1f}×  {verdict}{nodes} (startup ≤ {pod.startup_seconds}s)"
+            f"{result.concurrency:>7.1f}×  {verdict}{nodes}{budget}"
         )
+    planned = {served.workload.name for _, served in judged}
+    for resolved in plan.workloads:
+        if resolved.name not in planned:
+            lines.append(f"{resolved.namespace}/{resolved.name:<14} {resolved.pool.name:<12} no accelerator to plan")
     return "\n".join(lines)
 
 

@@ -120,3 +120,13 @@ def test_check_renders_the_charts_of_overridden_workloads(tmp_path):
     assert f"{config}: 1 problem" in result.stderr
     assert "workloads[0].overrides.Deployment:" in result.stderr and "revisionHistoryLimt" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_plan_has_a_row_per_ray_model_and_pd_side():
+    from inferstack.cli import plan_table
+    from inferstack.config import load_config
+
+    multi = plan_table(load_config(ROOT / "examples" / "ray-llm-multi-model.yaml")).splitlines()
+    assert [line.split()[1] for line in multi[2:]] == ["models[0]", "models[1]"]
+    pd = plan_table(load_config(ROOT / "examples" / "ray-pd-efa-p5.yaml")).splitlines()
+    assert [line.split()[1] for line in pd[2:]] == ["prefill", "decode"] and all("fits" in line for line in pd[2:])
