@@ -163,6 +163,8 @@ class SystemNodeGroupConfig(StrictModel):
 ALL_CONTROL_PLANE_LOGS: tuple[ControlPlaneLog, ...] = tuple(ControlPlaneLog)
 #: Namespaces every Kubernetes cluster has.
 BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+#: Namespaces of the cluster itself: never a workload namespace.
+SYSTEM_NAMESPACES = BUILT_IN_NAMESPACES - {"default"}
 
 
 class ClusterConfig(StrictModel):
@@ -374,6 +376,13 @@ class InferstackConfig(StrictModel):
                     {"pool": workload.pool, "valid": valid, "field": f"workloads[{index}].pool"},
                 )
             workload.check_in(index, self.pool(workload.pool).accelerator)
+            if workload.namespace in SYSTEM_NAMESPACES:
+                raise PydanticCustomError(
+                    "system_namespace",
+                    "'{ns}' is the cluster's own — inferstack would label it Pod Security baseline, which blocks "
+                    "aws-node, kube-proxy and the other system pods; use a namespace of your own (e.g. inference)",
+                    {"ns": workload.namespace, "field": f"workloads[{index}].namespace"},
+                )
             if workload.namespace in OPERATOR_NAMESPACES:
                 raise PydanticCustomError(
                     "operator_namespace",

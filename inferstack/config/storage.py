@@ -12,7 +12,11 @@ from inferstack.config.base import StrictModel
 from inferstack.config.types import AvailabilityZone
 
 _BUCKET = re.compile(r"^(?!xn--)(?!.*-s3alias$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_PREFIX = re.compile(r"^[A-Za-z0-9!_.*'()/-]+/$")
+#: S3's safe key characters (AWS "Creating object key names") minus ``*`` — the prefix becomes an IAM resource
+#: (``<bucket>/<prefix>*``), where ``*``/``?`` are wildcards: none may come from the config.
+_PREFIX = re.compile(r"^[A-Za-z0-9!_.'()/-]+/$")
+#: A POSIX path of the file system: absolute, safe characters, no ``..`` segment.
+_FS_PATH = re.compile(r"^/([A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*)?$")
 
 
 def check_prefix(value: str) -> str:
@@ -20,7 +24,19 @@ def check_prefix(value: str) -> str:
     if value.startswith("/") or not _PREFIX.match(value):
         raise PydanticCustomError(
             "prefix",
-            "not an S3 folder prefix — use letters, digits, '-', '_', '.', '/' and end with '/' (e.g. 'models/')",
+            "not an S3 folder prefix — use letters, digits, '-', '_', '.', '/' and end with '/' (e.g. 'models/'); "
+            "'*' and '?' would be IAM wildcards",
+        )
+    if any(part in (".", "..") for part in value.split("/")):
+        raise PydanticCustomError("prefix_dots", "'.' and '..' segments are not folders — name the folder itself")
+    return value
+
+
+def check_fs_path(value: str) -> str:
+    """An absolute path inside a file system (no ``..``, no spaces or shell characters)."""
+    if not _FS_PATH.match(value) or ".." in value.split("/"):
+        raise PydanticCustomError(
+            "fs_path", "not an absolute path of letters, digits, '-', '_', '.' and '/' (e.g. '/models'), without '..'"
         )
     return value
 
@@ -94,6 +110,11 @@ class FsxConfig(StrictModel):
     @classmethod
     def _prefix(cls, value: str) -> str:
         return check_prefix(value)
+
+    @field_validator("file_system_path")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        return check_fs_path(value)
 
     @field_validator("storage_capacity_gib")
     @classmethod

@@ -23,6 +23,7 @@ from inferstack.config.engine import (
 from inferstack.config.storage import check_prefix
 from inferstack.config.types import KubernetesName
 
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 _HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: Flags inferstack renders for Mistral-format checkpoints (``--tokenizer-mode mistral --config-format mistral``).
 MISTRAL_FORMAT_FLAGS = frozenset({"--tokenizer-mode", "--config-format", "--load-format"})
@@ -127,7 +128,8 @@ class ModelConfig(StrictModel):
     id: str
     """Hugging Face id, e.g. ``meta-llama/Llama-3.1-8B-Instruct``."""
     revision: str = "main"
-    """Branch, tag or commit. Pin a commit in production. Default ``main``."""
+    """Branch, tag or commit (Hugging Face revision: letters, digits, ``.``, ``_``, ``-``, ``/``; e.g. a 40-hex
+    commit). Pin a commit in production. Default ``main``."""
     served_name: str | None = None
     """Name clients put in ``model``. Default: the id."""
     source: ModelSource = ModelSource()
@@ -136,6 +138,18 @@ class ModelConfig(StrictModel):
     """Secret holding a Hugging Face token (gated models; ``hf`` source and the model-sync job)."""
     architecture: InlineArchitecture | None = None
     """Required for models not in the catalog."""
+
+    @field_validator("revision")
+    @classmethod
+    def _revision(cls, value: str) -> str:
+        # It names the bucket prefix (an IAM resource) and reaches the model-sync Job: no wildcard, no shell.
+        if not _REVISION.match(value) or ".." in value or value.endswith("/"):
+            raise PydanticCustomError(
+                "revision",
+                "not a Hugging Face revision — a branch, tag or commit of letters, digits, '.', '_', '-', '/' "
+                "(e.g. main, v1.0, or a 40-character commit)",
+            )
+        return value
 
     @field_validator("id")
     @classmethod

@@ -56,14 +56,20 @@ def wait_for_sync_container(
     """An init container (``name``, default ``wait-for-model``) that holds the server until the model-sync Job has
     finished: it checks the marker in S3 (pod credentials) or, for mounted sources, in the mounted volume."""
     if mounted_path is not None:
-        check = f'[ -f "{mounted_path}/{SYNC_MARKER}" ]'
+        check, values = '[ -f "$MARKER_PATH" ]', {"MARKER_PATH": f"{mounted_path}/{SYNC_MARKER}"}
     else:
-        check = f'aws s3api head-object --bucket "{bucket}" --key "{prefix}{SYNC_MARKER}" >/dev/null 2>&1'
+        check = 'aws s3api head-object --bucket "$BUCKET" --key "$MARKER_KEY" >/dev/null 2>&1'
+        values = {"BUCKET": bucket, "MARKER_KEY": f"{prefix}{SYNC_MARKER}"}
+    # The script is constant; the paths and names come in as environment variables it quotes (never interpolated).
     return k8s.Container(
         name=name,
         image=ENGINE_IMAGES["aws-cli"],
         command=["sh", "-c", f'until {check}; do echo "waiting for the model sync job"; sleep 20; done'],
-        env=[k8s.EnvVar(name="AWS_REGION", value=region), k8s.EnvVar(name="HOME", value=POD_TMP)],
+        env=[
+            k8s.EnvVar(name="AWS_REGION", value=region),
+            k8s.EnvVar(name="HOME", value=POD_TMP),
+            *(k8s.EnvVar(name=k, value=v) for k, v in values.items()),
+        ],
         security_context=hardened(),
         resources=k8s.ResourceRequirements(
             requests={"cpu": k8s.Quantity.from_string("100m"), "memory": k8s.Quantity.from_string("128Mi")},

@@ -67,19 +67,31 @@ def artifacts_prefix(model_prefix: str, engine: EngineArgs, image: str) -> str:
     return f"{model_prefix}neuron/{content_name(base, image, engine.kwargs())}/"
 
 
+#: The fetch init container's script: every value from the environment, double-quoted.
+FETCH_SCRIPT = (
+    'until aws s3api head-object --bucket "$BUCKET" --key "$MARKER_KEY" >/dev/null 2>&1; do '
+    'echo "waiting for the Neuron compile job"; sleep 30; done && '
+    f'aws s3 sync "s3://$BUCKET/$MODEL_PREFIX" {MODEL_DIR} --exclude "neuron/*" --exclude ".inferstack*" '
+    f'--only-show-errors && aws s3 sync "s3://$BUCKET/$ARTIFACTS" {COMPILED_DIR} --only-show-errors'
+)
+
+
 def fetch_init_container(*, bucket: str, model_prefix: str, artifacts: str, region: str) -> k8s.Container:
-    """Waits for the compile Job's marker, then copies weights and artifacts to the pod's volumes."""
-    script = (
-        f'until aws s3api head-object --bucket "{bucket}" --key "{artifacts}{MARKER}" >/dev/null 2>&1; do '
-        'echo "waiting for the Neuron compile job"; sleep 30; done && '
-        f'aws s3 sync "s3://{bucket}/{model_prefix}" {MODEL_DIR} --exclude "neuron/*" --exclude ".inferstack*" '
-        f'--only-show-errors && aws s3 sync "s3://{bucket}/{artifacts}" {COMPILED_DIR} --only-show-errors'
-    )
+    """Waits for the compile Job's marker, then copies weights and artifacts to the pod's volumes. The values come
+    in as environment variables the (constant) script quotes: nothing of the config is interpolated into the
+    shell."""
     return k8s.Container(
         name="fetch-model",
         image=ENGINE_IMAGES["aws-cli"],
-        command=["sh", "-c", script],
-        env=[k8s.EnvVar(name="AWS_REGION", value=region), k8s.EnvVar(name="HOME", value=POD_TMP)],
+        command=["sh", "-c", FETCH_SCRIPT],
+        env=[
+            k8s.EnvVar(name="AWS_REGION", value=region),
+            k8s.EnvVar(name="HOME", value=POD_TMP),
+            k8s.EnvVar(name="BUCKET", value=bucket),
+            k8s.EnvVar(name="MODEL_PREFIX", value=model_prefix),
+            k8s.EnvVar(name="ARTIFACTS", value=artifacts),
+            k8s.EnvVar(name="MARKER_KEY", value=f"{artifacts}{MARKER}"),
+        ],
         security_context=hardened(),
         resources=k8s.ResourceRequirements(
             requests={"cpu": k8s.Quantity.from_string("1"), "memory": k8s.Quantity.from_string("1Gi")},

@@ -1,0 +1,87 @@
+"""Issue 16's unsafe configs: each is refused with a named error, and what reaches IAM and the shell is safe by
+construction (no wildcard from the config in a policy resource, no config value interpolated into ``sh -c``)."""
+
+from __future__ import annotations
+
+import cdk8s
+import pytest
+
+from inferstack.charts.workload import StorageRefs
+from inferstack.config import ConfigError, parse_config
+from inferstack.config.kinds import kind_of, load
+from inferstack.plan import resolve
+from inferstack.rules import evaluate
+
+POOLS = {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]}
+QWEN = {"id": "Qwen/Qwen3-8B"}
+
+
+def problem(data: dict) -> str:
+    with pytest.raises(ConfigError) as raised:
+        parse_config(data)
+    (first, *_) = raised.value.problems
+    return str(first)
+
+
+def workload(**fields: object) -> dict:
+    return {"compute": POOLS, "workloads": [{"name": "a", "pool": "gpu", "model": QWEN, **fields}]}
+
+
+def test_an_allow_list_whose_union_is_the_internet_is_open():
+    config = parse_config(
+        {"cluster": {"endpoint_access": "public", "public_access_cidrs": ["0.0.0.0/1", "128.0.0.0/1"]}}
+    )
+    (finding,) = [f for f in evaluate(config).errors if f.rule == "EKS-ENDPOINT"]
+    assert "100.0% of the IPv4 internet" in finding.message
+    office = parse_config({"cluster": {"endpoint_access": "public", "public_access_cidrs": ["203.0.113.0/24"]}})
+    assert [f for f in evaluate(office).errors if f.rule == "EKS-ENDPOINT"] == []
+
+
+@pytest.mark.parametrize("prefix", ["*/", "models/*/", "models/../", "models/?/"])
+def test_no_iam_wildcard_or_dot_segment_comes_from_a_prefix(prefix):
+    text = problem(workload(model={**QWEN, "source": {"prefix": prefix}}))
+    assert text.startswith("workloads[0].model.source.prefix:")
+
+
+@pytest.mark.parametrize("revision", ['main"; rm -rf / #', "$(id)", "main/../x", "*", "a b"])
+def test_a_revision_is_a_revision(revision):
+    assert problem(workload(model={**QWEN, "revision": revision})).startswith("workloads[0].model.revision:")
+
+
+@pytest.mark.parametrize("path", ['/models"; reboot #', "models", "/models/../etc", "/a b"])
+def test_an_fsx_path_is_a_path(path):
+    text = problem({"storage": {"fsx": {"file_system_path": path}}})
+    assert text.startswith("storage.fsx.file_system_path:")
+
+
+@pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "monitoring"])
+def test_system_and_operator_namespaces_are_refused(namespace):
+    assert problem(workload(namespace=namespace)).startswith("workloads[0].namespace:")
+
+
+def test_flags_a_typed_field_owns_are_refused():
+    for args in (["--tensor_parallel_size", "2"], ["-tp", "2"]):
+        assert problem(workload(engine={"extra_args": args})).startswith("workloads[0].engine.extra_args[0]:")
+
+
+def _chart(data: dict) -> list[dict]:
+    (resolved,) = resolve(parse_config(data)).workloads
+    refs = StorageRefs(region="us-east-1", bucket="b", fsx_id="fs-1", fsx_dns_name="d", fsx_mount_name="m")
+    return load(kind_of(resolved.config).chart)(cdk8s.App(), "w", resolved, refs).to_json()
+
+
+def test_init_containers_take_values_from_the_environment_not_the_shell():
+    for source in ("s3", "s3_mount", "fsx"):
+        data = workload(model={**QWEN, "revision": "v1.0", "source": {"type": source}})
+        data["storage"] = {"fsx": {"availability_zone": 0}} if source == "fsx" else {}
+        if source == "fsx":
+            data["compute"] = {"karpenter_pools": [{**POOLS["karpenter_pools"][0], "availability_zone": 0}]}
+        (deployment,) = [o for o in _chart(data) if o["kind"] == "Deployment"]
+        (init,) = deployment["spec"]["template"]["spec"]["initContainers"]
+        script = init["command"][2]
+        assert "v1.0" not in script and "models/" not in script and '"$' in script, source
+        env = {e["name"]: e.get("value") for e in init["env"]}
+        if source == "s3":
+            assert env["MARKER_KEY"].startswith("models/Qwen/Qwen3-8B/v1.0/")
+        else:  # the prefix is mounted: the marker is a file of the volume
+            assert env["MARKER_PATH"].endswith("/.inferstack-sync-complete")
