@@ -29,7 +29,7 @@ class TestEndpoint:
 
     def test_open_to_the_internet_is_flagged(self):
         (finding,) = eks_endpoint.check(config(endpoint_access="public", public_access_cidrs=["0.0.0.0/0"]))
-        assert "0.0.0.0/0" in finding.message
+        assert "100.0% of the IPv4 internet" in finding.message
 
 
 class TestLogs:

@@ -189,8 +189,12 @@ class TestNeuronServing:
         env = {e["name"]: e.get("value") for e in container(neuron_vllm_app)["env"]}
         assert env["NEURON_COMPILED_ARTIFACTS"] == "/compiled"
         (fetch,) = pod_spec(neuron_vllm_app)["initContainers"]
-        script = fetch["command"][-1]
-        assert ".inferstack-compile-complete" in script and "neuron/tp8-len4096-seqs8-" in script
+        env = {e["name"]: e.get("value") for e in fetch["env"]}
+        assert '--key "$MARKER_KEY"' in fetch["command"][-1]
+        assert (
+            env["MARKER_KEY"].endswith(".inferstack-compile-complete")
+            and "neuron/tp8-len4096-seqs8-" in env["ARTIFACTS"]
+        )
 
     def test_compile_job_compiles_exactly_what_the_server_loads(self, neuron_vllm_app):
         job = next(j for j in objects(neuron_vllm_app, "Job") if "neuron-compile" in j["metadata"]["name"])
@@ -203,8 +207,8 @@ class TestNeuronServing:
         server = container(neuron_vllm_app)
         assert pod["containers"][0]["image"] == server["image"]
         assert server_engine_settings(server["args"]) == kwargs
-        fetch = pod_spec(neuron_vllm_app)["initContainers"][0]["command"][-1]
-        assert env["ARTIFACTS_PREFIX"] in fetch, "the server fetches what this Job writes"
+        fetch = {e["name"]: e.get("value") for e in pod_spec(neuron_vllm_app)["initContainers"][0]["env"]}
+        assert env["ARTIFACTS_PREFIX"] == fetch["ARTIFACTS"], "the server fetches what this Job writes"
         mounts = {m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
         assert {"/models", "/compiled"} <= mounts, "weights at the server's path"
 
@@ -240,12 +244,14 @@ class TestWaitsForTheModelSync:
     def test_streamer_server_waits_for_the_marker_in_s3(self, default_app):
         (wait,) = pod_spec(default_app)["initContainers"]
         assert wait["name"] == "wait-for-model"
-        assert "s3api head-object" in wait["command"][-1]
-        assert "models/mistralai/Ministral-3-8B-Instruct-2512/main/.inferstack-sync-complete" in wait["command"][-1]
+        assert 's3api head-object --bucket "$BUCKET" --key "$MARKER_KEY"' in wait["command"][-1]
+        env = {e["name"]: e.get("value") for e in wait["env"]}
+        assert env["MARKER_KEY"] == "models/mistralai/Ministral-3-8B-Instruct-2512/main/.inferstack-sync-complete"
 
     def test_mounted_server_waits_for_the_marker_in_the_volume(self, s3_mount_app):
         (wait,) = pod_spec(s3_mount_app)["initContainers"]
-        assert '[ -f "/models/.inferstack-sync-complete" ]' in wait["command"][-1]
+        assert '[ -f "$MARKER_PATH" ]' in wait["command"][-1]
+        assert {"name": "MARKER_PATH", "value": "/models/.inferstack-sync-complete"} in wait["env"]
         assert {"name": "model", "mountPath": "/models", "readOnly": True} in wait["volumeMounts"]
 
     def test_neuron_compile_waits_for_the_sync(self, neuron_vllm_app):
