@@ -296,7 +296,12 @@ class InferstackConfig(StrictModel):
     """Findings of inferstack rules accepted on purpose. Default none."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, populate_by_name=True, validate_default=True, use_attribute_docstrings=True
+        extra="forbid",
+        frozen=True,
+        populate_by_name=True,
+        validate_default=True,
+        use_attribute_docstrings=True,
+        allow_inf_nan=False,
     )
 
     @property

@@ -85,3 +85,28 @@ def test_init_containers_take_values_from_the_environment_not_the_shell():
             assert env["MARKER_KEY"].startswith("models/Qwen/Qwen3-8B/v1.0/")
         else:  # the prefix is mounted: the marker is a file of the volume
             assert env["MARKER_PATH"].endswith("/.inferstack-sync-complete")
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        (
+            {"compute": {"node_groups": [{"name": "p5", "instance_type": "p5.48xlarge", "max_size": 10**18}]}},
+            "compute.node_groups[0].max_size",
+        ),
+        (
+            {
+                "compute": {
+                    "karpenter_pools": [{"name": "g", "instance_types": ["g6e.2xlarge"], "max_accelerators": 10**400}]
+                }
+            },
+            "compute.karpenter_pools[0].max_accelerators",
+        ),
+        (workload(engine={"gpu_memory_utilization": float("inf")}), "workloads[0].engine.gpu_memory_utilization"),
+        (workload(resources={"memory_gib": float("inf")}), "workloads[0].resources.memory_gib"),
+        (workload(autoscaling={"max_replicas": 10**18}), "workloads[0].autoscaling.max_replicas"),
+        ({"storage": {"fsx": {"storage_capacity_gib": float("nan")}}}, "storage.fsx.storage_capacity_gib"),
+    ],
+)
+def test_huge_and_infinite_numbers_are_named_errors(data, path):
+    assert problem(data).startswith(f"{path}:")
