@@ -99,6 +99,21 @@ def _check_principal(value: str) -> str:
 
 InstanceTypeName = Annotated[str, AfterValidator(_check_instance_type)]
 KubernetesName = Annotated[str, AfterValidator(_check_dns_label)]
+
+
+def _check_service_name(value: str) -> str:
+    value = _check_dns_label(value)
+    if not value[0].isalpha():
+        raise PydanticCustomError(
+            "service_name",
+            "starts with a digit — it names the workload's Service, a DNS-1035 label that must start with a letter "
+            "(e.g. 'llama-70b' rather than '70b')",
+        )
+    return value
+
+
+#: A name that becomes a Service name (Kubernetes DNS-1035 label: a letter first).
+ServiceName = Annotated[str, AfterValidator(_check_service_name)]
 ClusterName = Annotated[str, AfterValidator(_check_cluster_name)]
 StackPrefix = Annotated[str, AfterValidator(_check_stack_prefix)]
 Cidr = Annotated[str, AfterValidator(_check_cidr)]

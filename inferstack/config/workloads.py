@@ -21,7 +21,7 @@ from inferstack.config.engine import (
     flags_version_of,
 )
 from inferstack.config.storage import check_prefix
-from inferstack.config.types import KubernetesName
+from inferstack.config.types import KubernetesName, ServiceName
 
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 _HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -206,8 +206,8 @@ class WorkloadBase(StrictModel):
 
     kind: str
     """The workload kind: how the model is served. Default ``vllm`` (one vLLM server per replica)."""
-    name: KubernetesName
-    """Deployment/Service name."""
+    name: ServiceName
+    """Names its objects and its Service (a DNS-1035 label: lowercase letters, digits, '-', a letter first)."""
     namespace: KubernetesName = "inference"
     """Default ``inference``."""
     service_account: KubernetesName | None = None

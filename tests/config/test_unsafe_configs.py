@@ -110,3 +110,8 @@ def test_init_containers_take_values_from_the_environment_not_the_shell():
 )
 def test_huge_and_infinite_numbers_are_named_errors(data, path):
     assert problem(data).startswith(f"{path}:")
+
+
+def test_a_digit_leading_workload_name_is_refused():
+    text = problem(workload(name="70b"))
+    assert text.startswith("workloads[0].name:") and "DNS-1035" in text
