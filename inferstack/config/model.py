@@ -372,6 +372,8 @@ class InferstackConfig(StrictModel):
     def _check_workloads(self) -> None:
         pools = {p.name for p in self.compute.pools}
         names: set[tuple[str, str]] = set()
+        joins: dict[str, str] = {}
+        accounts: dict[tuple[str, str], str] = {}
         for index, workload in enumerate(self.workloads):
             if workload.pool not in pools:
                 valid = ", ".join(sorted(pools)) or "none configured — add compute.karpenter_pools or node_groups"
@@ -402,6 +404,36 @@ class InferstackConfig(StrictModel):
                     {"ns": key[0], "name": key[1], "field": f"workloads[{index}].name"},
                 )
             names.add(key)
+            joined = f"{workload.namespace}-{workload.name}"
+            if joined in joins:
+                raise PydanticCustomError(
+                    "joined_names",
+                    "{ns}/{name} and {other} both give '{joined}' to the objects named after namespace and workload "
+                    "(e.g. the cluster-wide model PersistentVolume '{joined}-model') — rename one",
+                    {
+                        "ns": key[0],
+                        "name": key[1],
+                        "other": joins[joined],
+                        "joined": joined,
+                        "field": f"workloads[{index}].name",
+                    },
+                )
+            joins[joined] = f"{key[0]}/{key[1]}"
+            for account in (workload.service_account or workload.name, f"{workload.name}-model-sync"):
+                owner = accounts.get((workload.namespace, account))
+                if owner is not None:
+                    raise PydanticCustomError(
+                        "shared_service_account",
+                        "service account {ns}/{account} is also {owner}'s — each workload's account is bound to a role "
+                        "for its own model prefix; set service_account to one of its own",
+                        {
+                            "ns": workload.namespace,
+                            "account": account,
+                            "owner": owner,
+                            "field": f"workloads[{index}].service_account",
+                        },
+                    )
+                accounts[(workload.namespace, account)] = workload.name
 
     def pool(self, name: str) -> Any:
         """The node group or Karpenter pool called ``name``."""

@@ -115,3 +115,22 @@ def test_huge_and_infinite_numbers_are_named_errors(data, path):
 def test_a_digit_leading_workload_name_is_refused():
     text = problem(workload(name="70b"))
     assert text.startswith("workloads[0].name:") and "DNS-1035" in text
+
+
+def test_names_that_join_to_the_same_object_name_are_refused():
+    qwen = {"pool": "gpu", "model": QWEN}
+    text = problem(
+        {
+            "compute": POOLS,
+            "workloads": [{"name": "c", "namespace": "a-b", **qwen}, {"name": "b-c", "namespace": "a", **qwen}],
+        }
+    )
+    assert text.startswith("workloads[1].name:") and "'a-b-c'" in text
+
+
+def test_workloads_do_not_share_a_service_account():
+    qwen = {"pool": "gpu", "model": QWEN}
+    text = problem(
+        {"compute": POOLS, "workloads": [{"name": "a", **qwen}, {"name": "b", "service_account": "a", **qwen}]}
+    )
+    assert text.startswith("workloads[1].service_account:") and "inference/a" in text
