@@ -230,6 +230,19 @@ class ClusterConfig(StrictModel):
             raise PydanticCustomError("duplicate_log", "each log type may appear only once")
         return logs
 
+    @model_validator(mode="after")
+    def _buildable_endpoint(self) -> ClusterConfig:
+        # aws_eks_v2 refuses to restrict a public-only endpoint (CannotRestricPublicAccessEndpoint: "Use
+        # PUBLIC_AND_PRIVATE.onlyFrom() instead"), so this config could pass check and then fail synth.
+        if self.endpoint_access is EndpointAccess.PUBLIC and self.public_access_cidrs:
+            raise PydanticCustomError(
+                "public_only_cidrs",
+                "an allow-list needs private access too (aws_eks_v2 cannot restrict a public-only endpoint) — use "
+                "endpoint_access: public_and_private with these CIDRs",
+                {"field": "endpoint_access"},
+            )
+        return self
+
 
 class ObservabilityConfig(StrictModel):
     """Operators installed when workloads need their CRDs. Turn one off only if the cluster already runs it."""

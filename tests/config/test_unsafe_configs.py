@@ -29,11 +29,13 @@ def workload(**fields: object) -> dict:
 
 def test_an_allow_list_whose_union_is_the_internet_is_open():
     config = parse_config(
-        {"cluster": {"endpoint_access": "public", "public_access_cidrs": ["0.0.0.0/1", "128.0.0.0/1"]}}
+        {"cluster": {"endpoint_access": "public_and_private", "public_access_cidrs": ["0.0.0.0/1", "128.0.0.0/1"]}}
     )
     (finding,) = [f for f in evaluate(config).errors if f.rule == "EKS-ENDPOINT"]
     assert "100.0% of the IPv4 internet" in finding.message
-    office = parse_config({"cluster": {"endpoint_access": "public", "public_access_cidrs": ["203.0.113.0/24"]}})
+    office = parse_config(
+        {"cluster": {"endpoint_access": "public_and_private", "public_access_cidrs": ["203.0.113.0/24"]}}
+    )
     assert [f for f in evaluate(office).errors if f.rule == "EKS-ENDPOINT"] == []
 
 
@@ -134,3 +136,9 @@ def test_workloads_do_not_share_a_service_account():
         {"compute": POOLS, "workloads": [{"name": "a", **qwen}, {"name": "b", "service_account": "a", **qwen}]}
     )
     assert text.startswith("workloads[1].service_account:") and "inference/a" in text
+
+
+def test_a_public_only_endpoint_with_an_allow_list_is_refused_before_synth():
+    """aws_eks_v2 raises CannotRestricPublicAccessEndpoint at synth for it: check says so first."""
+    text = problem({"cluster": {"endpoint_access": "public", "public_access_cidrs": ["203.0.113.0/24"]}})
+    assert text.startswith("cluster.endpoint_access:") and "public_and_private" in text

@@ -28,7 +28,7 @@ class TestEndpoint:
         assert "private" in finding.fix
 
     def test_open_to_the_internet_is_flagged(self):
-        (finding,) = eks_endpoint.check(config(endpoint_access="public", public_access_cidrs=["0.0.0.0/0"]))
+        (finding,) = eks_endpoint.check(config(endpoint_access="public_and_private", public_access_cidrs=["0.0.0.0/0"]))
         assert "100.0% of the IPv4 internet" in finding.message
 
 

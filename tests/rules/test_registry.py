@@ -132,7 +132,7 @@ def case(shared: dict, bad: dict, good: dict) -> tuple[dict, dict]:
 CASES: dict[str, tuple[dict, dict]] = {
     # cluster
     "EKS-ENDPOINT": case(
-        {"cluster": {"endpoint_access": "public"}},
+        {"cluster": {"endpoint_access": "public_and_private"}},
         {"cluster": {"public_access_cidrs": ["0.0.0.0/0"]}},
         {"cluster": {"public_access_cidrs": ["203.0.113.0/24"]}},
     ),
