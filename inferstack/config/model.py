@@ -59,6 +59,12 @@ class CapacityType(StrEnum):
     SPOT = "spot"
 
 
+#: Public subnets are /24 (load balancers only: a few addresses per zone).
+PUBLIC_SUBNET_MASK = 24
+#: Zones aws-cdk-lib gives an environment-agnostic stack (Stack.availabilityZones: two tokens).
+AGNOSTIC_AZS = 2
+
+
 class EnvironmentConfig(StrictModel):
     """Where the stacks deploy. Leave both empty for environment-agnostic stacks (deploy to the CLI's account)."""
 
@@ -107,6 +113,38 @@ class NetworkConfig(StrictModel):
     @property
     def az_count(self) -> int:
         return len(self.availability_zones) if self.availability_zones else self.max_azs
+
+    @property
+    def private_subnet_mask(self) -> int:
+        """Private subnets: /19 in a /16; narrower VPCs get proportionally smaller ones (3 bits below the VPC)."""
+        return min(int(self.vpc_cidr.split("/")[1]) + 3, 26)
+
+    def subnets_fit(self) -> bool:
+        """Whether one /24 public and one private subnet per zone fit the VPC CIDR, allocated in order and aligned
+        to their size (as aws-cdk-lib's Vpc allocates them)."""
+        prefix = int(self.vpc_cidr.split("/")[1])
+        space, cursor = 2 ** (32 - prefix), 0
+        for mask in [PUBLIC_SUBNET_MASK] * self.az_count + [self.private_subnet_mask] * self.az_count:
+            size = 2 ** (32 - mask)
+            cursor = -(-cursor // size) * size + size
+        return cursor <= space
+
+    @model_validator(mode="after")
+    def _subnets_fit(self) -> NetworkConfig:
+        if not self.subnets_fit():
+            raise PydanticCustomError(
+                "vpc_too_small",
+                "{cidr} cannot hold a /{public} public and a /{private} private subnet in each of {azs} zones — use a "
+                "larger VPC (e.g. /16) or fewer zones",
+                {
+                    "cidr": self.vpc_cidr,
+                    "public": PUBLIC_SUBNET_MASK,
+                    "private": self.private_subnet_mask,
+                    "azs": self.az_count,
+                    "field": "vpc_cidr",
+                },
+            )
+        return self
 
     @model_validator(mode="after")
     def _nat_within_azs(self) -> NetworkConfig:
@@ -330,6 +368,15 @@ class InferstackConfig(StrictModel):
                 "az_region",
                 "zones are not in env.region {region} — use zones named {region}a, {region}b, …",
                 {"region": region, "field": "network.availability_zones"},
+            )
+        agnostic = not (self.env.account and region)
+        if agnostic and not zones and self.network.max_azs > AGNOSTIC_AZS:
+            raise PydanticCustomError(
+                "agnostic_azs",
+                "{n} zones, but an environment-agnostic stack gets {agnostic} from aws-cdk-lib — pin "
+                "network.availability_zones (e.g. [us-west-2a, us-west-2b, us-west-2c]) or set env.account and "
+                "env.region",
+                {"n": self.network.max_azs, "agnostic": AGNOSTIC_AZS, "field": "network.max_azs"},
             )
         for path, pool in self._zoned_pools():
             self._check_zone(path, pool.availability_zone)

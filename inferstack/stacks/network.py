@@ -9,7 +9,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from inferstack.config.model import NetworkConfig
+from inferstack.config.model import PUBLIC_SUBNET_MASK, NetworkConfig
 
 #: Subnet tags the AWS Load Balancer Controller uses to place internet-facing and internal load balancers.
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
@@ -40,9 +40,11 @@ class NetworkStack(Stack):
             ip_addresses=ec2.IpAddresses.cidr(config.vpc_cidr),
             nat_gateways=config.nat_gateways,
             subnet_configuration=[
-                ec2.SubnetConfiguration(name="public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=24),
+                ec2.SubnetConfiguration(name="public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=PUBLIC_SUBNET_MASK),
                 ec2.SubnetConfiguration(
-                    name="private", subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS, cidr_mask=_private_mask(config)
+                    name="private",
+                    subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS,
+                    cidr_mask=config.private_subnet_mask,
                 ),
             ],
             restrict_default_security_group=True,
@@ -79,12 +81,6 @@ class NetworkStack(Stack):
     def availability_zones(self) -> list[str]:
         """The configured AZs when pinned (no account lookup at synth); otherwise CDK's default."""
         return self._pinned_zones or super().availability_zones
-
-
-def _private_mask(config: NetworkConfig) -> int:
-    """/19 private subnets in a /16; narrower VPCs get proportionally smaller subnets (3 bits below the VPC)."""
-    prefix = int(config.vpc_cidr.split("/")[1])
-    return min(prefix + 3, 26)
 
 
 _RETENTION_DAYS: tuple[tuple[int, logs.RetentionDays], ...] = (

@@ -142,3 +142,21 @@ def test_a_public_only_endpoint_with_an_allow_list_is_refused_before_synth():
     """aws_eks_v2 raises CannotRestricPublicAccessEndpoint at synth for it: check says so first."""
     text = problem({"cluster": {"endpoint_access": "public", "public_access_cidrs": ["203.0.113.0/24"]}})
     assert text.startswith("cluster.endpoint_access:") and "public_and_private" in text
+
+
+@pytest.mark.parametrize(
+    ("network", "fits"),
+    [("10.0.0.0/16", True), ("10.0.0.0/22", True), ("10.0.0.0/24", False), ("10.0.0.0/23", False)],
+)
+def test_the_vpc_holds_its_subnets(network, fits):
+    """aws-cdk-lib's Vpc raised at synth for a /24 (two /24 public subnets do not fit): check says so first."""
+    data = {"network": {"vpc_cidr": network}}
+    if fits:
+        parse_config(data)
+    else:
+        assert problem(data).startswith("network.vpc_cidr:")
+
+
+def test_more_zones_than_an_environment_agnostic_stack_gets_is_refused():
+    assert problem({"network": {"max_azs": 3}}).startswith("network.max_azs:")
+    parse_config({"network": {"max_azs": 3, "availability_zones": ["us-west-2a", "us-west-2b", "us-west-2c"]}})
