@@ -65,7 +65,9 @@ def check_one_type(config: InferstackConfig) -> Iterator[Finding]:
 
 
 RULES = (
-    Rule(id=UNSUPPORTED, title="EFA only on EFA-capable instance types", check=check_supported),
+    # Not acknowledgeable: a node group cannot attach EFA interfaces its type does not have (the compute stack
+    # would fail to build it).
+    Rule(id=UNSUPPORTED, title="EFA only on EFA-capable instance types", check=check_supported, acknowledgeable=False),
     Rule(id=SINGLE_AZ, title="EFA pools pinned to one Availability Zone", check=check_single_az),
     Rule(id=ONE_TYPE, title="One instance type per EFA Karpenter pool", check=check_one_type),
 )

@@ -458,7 +458,7 @@ STRUCTURAL = [r.id for r in RULES if not r.acknowledgeable]
 
 
 def test_only_rules_the_platform_cannot_be_built_without_refuse_acknowledgement():
-    assert STRUCTURAL == ["MODEL-SOURCE-BACKEND", "NEURON-ARTIFACTS", "MULTINODE-ACCELERATOR"]
+    assert STRUCTURAL == ["EFA-UNSUPPORTED", "MODEL-SOURCE-BACKEND", "NEURON-ARTIFACTS", "MULTINODE-ACCELERATOR"]
 
 
 @pytest.mark.parametrize("rule_id", STRUCTURAL)
