@@ -85,6 +85,9 @@ DEFAULT_AMI: dict[AcceleratorKind, AmiVariant] = {
 }
 
 
+_TAINT_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+
+
 class Taint(StrictModel):
     """A Kubernetes taint added to a pool's nodes (besides the accelerator taint inferstack adds itself)."""
 
@@ -101,6 +104,17 @@ class Taint(StrictModel):
         if not _LABEL_KEY.match(key):
             raise PydanticCustomError("taint_key", "not a valid taint key — e.g. 'dedicated' or 'example.com/team'")
         return key
+
+    @field_validator("value")
+    @classmethod
+    def _value(cls, value: str | None) -> str | None:
+        # Kubernetes validates a taint value like a label value: ≤ 63 characters, alphanumeric at both ends.
+        if value is not None and not _TAINT_VALUE.match(value):
+            raise PydanticCustomError(
+                "taint_value",
+                "not a valid taint value — at most 63 letters, digits, '-', '_', '.', alphanumeric at both ends",
+            )
+        return value
 
     @field_validator("effect")
     @classmethod

@@ -261,6 +261,17 @@ class ClusterConfig(StrictModel):
             )
         return pins
 
+    @field_validator("admin_principal_arns")
+    @classmethod
+    def _distinct_admins(cls, arns: tuple[str, ...]) -> tuple[str, ...]:
+        # One access entry per principal: a repeated ARN would be a second entry for it (CloudFormation refuses).
+        repeated = sorted({a for a in arns if arns.count(a) > 1})
+        if repeated:
+            raise PydanticCustomError(
+                "duplicate_admin", "{arns} listed twice — each principal once", {"arns": ", ".join(repeated)}
+            )
+        return arns
+
     @field_validator("control_plane_logs")
     @classmethod
     def _distinct_logs(cls, logs: tuple[ControlPlaneLog, ...]) -> tuple[ControlPlaneLog, ...]:

@@ -160,3 +160,13 @@ def test_the_vpc_holds_its_subnets(network, fits):
 def test_more_zones_than_an_environment_agnostic_stack_gets_is_refused():
     assert problem({"network": {"max_azs": 3}}).startswith("network.max_azs:")
     parse_config({"network": {"max_azs": 3, "availability_zones": ["us-west-2a", "us-west-2b", "us-west-2c"]}})
+
+
+def test_a_taint_value_follows_kubernetes_rules():
+    group = {"name": "g", "instance_type": "g6e.2xlarge", "taints": [{"key": "team", "value": "x" * 64}]}
+    assert problem({"compute": {"node_groups": [group]}}).startswith("compute.node_groups[0].taints[0].value:")
+
+
+def test_an_admin_principal_is_listed_once():
+    arn = "arn:aws:iam::111122223333:role/admin"
+    assert problem({"cluster": {"admin_principal_arns": [arn, arn]}}).startswith("cluster.admin_principal_arns:")
