@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Any
 
@@ -59,6 +60,7 @@ class CapacityType(StrEnum):
     SPOT = "spot"
 
 
+_TAG_TEXT = re.compile(r"^[\w .:/=+\-@]*$")
 #: Public subnets are /24 (load balancers only: a few addresses per zone).
 PUBLIC_SUBNET_MASK = 24
 #: Zones aws-cdk-lib gives an environment-agnostic stack (Stack.availabilityZones: two tokens).
@@ -369,6 +371,27 @@ class InferstackConfig(StrictModel):
     @property
     def cluster_name(self) -> str:
         return self.cluster.name or self.name
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, tags: dict[str, str]) -> dict[str, str]:
+        # AWS tag rules (Tagging AWS resources): key 1-128, value ≤ 256 characters of letters, digits, spaces and
+        # _ . : / = + - @; keys may not start with "aws:". CloudFormation refuses others only at deploy time.
+        for key, value in tags.items():
+            if not _TAG_TEXT.match(key) or not 1 <= len(key) <= 128 or key.lower().startswith("aws:"):
+                raise PydanticCustomError(
+                    "tag_key",
+                    "{key} is not an AWS tag key — 1-128 letters, digits, spaces and _ . : / = + - @, not starting "
+                    "with 'aws:'",
+                    {"key": repr(key)[:60], "field": f"tags.{key}"[:80]},
+                )
+            if not _TAG_TEXT.match(value) or len(value) > 256:
+                raise PydanticCustomError(
+                    "tag_value",
+                    "not an AWS tag value — at most 256 letters, digits, spaces and _ . : / = + - @",
+                    {"field": f"tags.{key}"},
+                )
+        return tags
 
     @model_validator(mode="after")
     def _zones_match_env(self) -> InferstackConfig:

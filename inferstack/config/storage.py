@@ -11,6 +11,7 @@ from pydantic_core import PydanticCustomError
 from inferstack.config.base import StrictModel
 from inferstack.config.types import AvailabilityZone
 
+_IP_LIKE = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
 _BUCKET = re.compile(r"^(?!xn--)(?!.*-s3alias$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 #: S3's safe key characters (AWS "Creating object key names") minus ``*`` — the prefix becomes an IAM resource
 #: (``<bucket>/<prefix>*``), where ``*``/``?`` are wildcards: none may come from the config.
@@ -65,8 +66,14 @@ class ModelBucketConfig(StrictModel):
     @field_validator("bucket_name", "existing_bucket_name")
     @classmethod
     def _name(cls, value: str | None) -> str | None:
-        if value is not None and not _BUCKET.match(value):
-            raise PydanticCustomError("bucket", "not a valid S3 bucket name — 3-63 lowercase letters, digits, '.', '-'")
+        # S3 bucket naming rules: 3-63 lowercase letters, digits, '.', '-'; no '..', '.-' or '-.'; not an IP address.
+        if value is not None and (
+            not _BUCKET.match(value) or ".." in value or ".-" in value or "-." in value or _IP_LIKE.match(value)
+        ):
+            raise PydanticCustomError(
+                "bucket",
+                "not a valid S3 bucket name — 3-63 lowercase letters, digits, '.', '-', no '..' and not an IP address",
+            )
         return value
 
     @model_validator(mode="after")

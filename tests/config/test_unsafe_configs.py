@@ -170,3 +170,14 @@ def test_a_taint_value_follows_kubernetes_rules():
 def test_an_admin_principal_is_listed_once():
     arn = "arn:aws:iam::111122223333:role/admin"
     assert problem({"cluster": {"admin_principal_arns": [arn, arn]}}).startswith("cluster.admin_principal_arns:")
+
+
+@pytest.mark.parametrize("tags", [{"aws:team": "a"}, {"": "a"}, {"k" * 129: "a"}, {"team": "a\nb"}, {"te;am": "a"}])
+def test_tags_follow_the_aws_rules(tags):
+    assert problem({"tags": tags}).startswith("tags")
+
+
+@pytest.mark.parametrize("name", ["my..bucket", "192.168.1.1", "my.-bucket", "My-Bucket", "ab"])
+def test_an_existing_bucket_name_follows_the_s3_rules(name):
+    text = problem({"storage": {"model_bucket": {"existing_bucket_name": name}}})
+    assert text.startswith("storage.model_bucket.existing_bucket_name:")
