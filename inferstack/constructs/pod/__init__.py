@@ -235,6 +235,46 @@ def pod_template(
     )
 
 
+def add_front(
+    scope: Construct, props: ServingPodProps, labels: Mapping[str, str], serving: Mapping[str, str]
+) -> k8s.KubeService:
+    """What fronts a serving engine's pods: the Service (``http``) and, with ``monitoring``, the PodMonitor — both
+    selecting the ``serving`` pods — and a PodDisruptionBudget of one pod at a time over all ``labels`` pods (in a
+    multi-node group, evicting any pod restarts its group: at most one group is down)."""
+    service = k8s.KubeService(
+        scope,
+        "service",
+        metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=dict(labels)),
+        spec=k8s.ServiceSpec(
+            selector=dict(serving),
+            ports=[k8s.ServicePort(name="http", port=props.port, target_port=k8s.IntOrString.from_string("http"))],
+        ),
+    )
+    k8s.KubePodDisruptionBudget(
+        scope,
+        "pdb",
+        metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=dict(labels)),
+        spec=k8s.PodDisruptionBudgetSpec(
+            selector=k8s.LabelSelector(match_labels=dict(labels)), max_unavailable=k8s.IntOrString.from_number(1)
+        ),
+    )
+    if props.monitoring:
+        CustomResource(
+            scope,
+            "pod-monitor",
+            manifest={
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "PodMonitor",
+                "metadata": {"name": props.name, "namespace": props.namespace, "labels": dict(labels)},
+                "spec": {
+                    "selector": {"matchLabels": dict(serving)},
+                    "podMetricsEndpoints": [{"port": "http", "path": props.metrics_path, "interval": "15s"}],
+                },
+            },
+        )
+    return service
+
+
 class ServingWorkload(Construct):
     """Deployment + Service + PodDisruptionBudget (+ PodMonitor, ScaledObject/HPA) of one serving engine.
 
@@ -278,37 +318,7 @@ class ServingWorkload(Construct):
                 template=template,
             ),
         )
-        self.service = k8s.KubeService(
-            self,
-            "service",
-            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=labels),
-            spec=k8s.ServiceSpec(
-                selector=labels,
-                ports=[k8s.ServicePort(name="http", port=props.port, target_port=k8s.IntOrString.from_string("http"))],
-            ),
-        )
-        k8s.KubePodDisruptionBudget(
-            self,
-            "pdb",
-            metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=labels),
-            spec=k8s.PodDisruptionBudgetSpec(
-                selector=k8s.LabelSelector(match_labels=labels), max_unavailable=k8s.IntOrString.from_number(1)
-            ),
-        )
-        if props.monitoring:
-            CustomResource(
-                self,
-                "pod-monitor",
-                manifest={
-                    "apiVersion": "monitoring.coreos.com/v1",
-                    "kind": "PodMonitor",
-                    "metadata": {"name": props.name, "namespace": props.namespace, "labels": labels},
-                    "spec": {
-                        "selector": {"matchLabels": labels},
-                        "podMetricsEndpoints": [{"port": "http", "path": props.metrics_path, "interval": "15s"}],
-                    },
-                },
-            )
+        self.service = add_front(self, props, labels, labels)
         if props.autoscaling is not None:
             assert props.queue_metric is not None  # validate() says so
             self._autoscaling(props, props.autoscaling, props.queue_metric, labels)

@@ -28,7 +28,7 @@ from constructs import Construct
 
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
-from inferstack.constructs.pod import ServingPodProps, pod_template, serving_container, validate
+from inferstack.constructs.pod import ServingPodProps, add_front, pod_template, serving_container, validate
 
 #: ``leader`` / ``worker`` on the group's pods (the leader Service and PodMonitor select ``leader``).
 ROLE_LABEL = "inferstack.io/role"
@@ -143,36 +143,4 @@ class ServingGroup(Construct):
             },
         }
         self.leader_worker_set = CustomResource(self, "leader-worker-set", manifest=manifest)
-        self.service = k8s.KubeService(
-            self,
-            "service",
-            metadata=k8s.ObjectMeta(name=pod.name, namespace=pod.namespace, labels=labels),
-            spec=k8s.ServiceSpec(
-                selector=leaders,
-                ports=[k8s.ServicePort(name="http", port=pod.port, target_port=k8s.IntOrString.from_string("http"))],
-            ),
-        )
-        k8s.KubePodDisruptionBudget(
-            self,
-            "pdb",
-            metadata=k8s.ObjectMeta(name=pod.name, namespace=pod.namespace, labels=labels),
-            spec=k8s.PodDisruptionBudgetSpec(
-                # One pod at a time: evicting any pod restarts its whole group, so at most one group is down.
-                selector=k8s.LabelSelector(match_labels=labels),
-                max_unavailable=k8s.IntOrString.from_number(1),
-            ),
-        )
-        if pod.monitoring:
-            CustomResource(
-                self,
-                "pod-monitor",
-                manifest={
-                    "apiVersion": "monitoring.coreos.com/v1",
-                    "kind": "PodMonitor",
-                    "metadata": {"name": pod.name, "namespace": pod.namespace, "labels": labels},
-                    "spec": {
-                        "selector": {"matchLabels": leaders},
-                        "podMetricsEndpoints": [{"port": "http", "path": pod.metrics_path, "interval": "15s"}],
-                    },
-                },
-            )
+        self.service = add_front(self, pod, labels, leaders)
