@@ -3,6 +3,8 @@ shared serving pod), on Neuron with the compile Job that stores the compiled mod
 
 from __future__ import annotations
 
+from typing import Any
+
 from cdk8s_plus_36 import k8s
 
 from inferstack.catalog.instances import AcceleratorKind
@@ -82,6 +84,28 @@ def engine_env_for(engine: VllmEngineConfig, model: ModelConfig) -> dict[str, st
     return env
 
 
+def server_fields(resolved: ResolvedWorkload) -> dict[str, Any]:
+    """The server props every vLLM kind takes from its plan and config: names, identity, the serving pod's
+    resources and placement, startup budget, replicas, /dev/shm, monitoring, serving priority."""
+    workload, pod = resolved.config, resolved.server.pod
+    assert isinstance(workload, VllmWorkloadConfig)
+    return {
+        "name": workload.name,
+        "namespace": workload.namespace,
+        "served_model_name": workload.model.name,
+        "service_account": resolved.server.service_account,
+        "requests": pod.requests,
+        "limits": pod.limits,
+        "node_selector": pod.node_selector,
+        "tolerations": sorted(pod.tolerations),
+        "startup_seconds": pod.startup_seconds,
+        "replicas": workload.replicas,
+        "shm_gib": workload.resources.shm_gib,
+        "monitoring": workload.monitoring,
+        "priority_class": SERVING_PRIORITY_CLASS,
+    }
+
+
 class VllmChart(WorkloadChart):
     """The ``vllm`` kind: the workload's storage plumbing plus its vLLM server (and Neuron compile Job)."""
 
@@ -150,20 +174,10 @@ class VllmChart(WorkloadChart):
             self,
             "server",
             VllmServerProps(
-                name=workload.name,
-                namespace=workload.namespace,
+                **server_fields(resolved),
                 image=image,
                 model=loading,
-                served_model_name=model.name,
                 engine=engine_args,
-                service_account=resolved.server.service_account,
-                requests=plan.requests,
-                limits=plan.limits,
-                node_selector=plan.node_selector,
-                tolerations=sorted(plan.tolerations),
-                startup_seconds=plan.startup_seconds,
-                replicas=workload.replicas,
-                shm_gib=workload.resources.shm_gib,
                 env=env,
                 init_containers=init,
                 extra_volumes=volumes,
@@ -176,8 +190,6 @@ class VllmChart(WorkloadChart):
                 )
                 if scaling
                 else None,
-                monitoring=workload.monitoring,
-                priority_class=SERVING_PRIORITY_CLASS,
                 scheduler_name=NEURON_SCHEDULER if neuron else None,
             ),
         )

@@ -5,10 +5,10 @@ ranks, EFA devices and the libfabric environment on EFA pools."""
 from __future__ import annotations
 
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.charts.vllm import engine_args_of, engine_env
+from inferstack.charts.vllm import engine_args_of, engine_env, server_fields
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
-from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS, VllmMultinodeServer, VllmMultinodeServerProps
+from inferstack.constructs.vllm import VllmMultinodeServer, VllmMultinodeServerProps
 from inferstack.plan import ResolvedWorkload
 
 #: libfabric settings for NCCL over EFA (aws-samples/awsome-distributed-training efa-cheatsheet and its p5 NCCL
@@ -38,24 +38,12 @@ class VllmMultinodeChart(WorkloadChart):
             self,
             "server",
             VllmMultinodeServerProps(
-                name=workload.name,
-                namespace=workload.namespace,
+                **server_fields(resolved),
                 image=resolved.image,
                 model=self.loading,
-                served_model_name=workload.model.name,
                 engine=engine_args_of(workload, neuron=False),
-                service_account=resolved.server.service_account,
-                requests=plan.requests,
-                limits=plan.limits,
-                node_selector=plan.node_selector,
-                tolerations=sorted(plan.tolerations),
-                startup_seconds=plan.startup_seconds,
-                replicas=workload.replicas,
-                shm_gib=workload.resources.shm_gib,
                 env=env,
                 init_containers=self.wait_for_model(resolved, refs),
-                monitoring=workload.monitoring,
-                priority_class=SERVING_PRIORITY_CLASS,
                 nodes=workload.nodes,
             ),
         )
