@@ -48,15 +48,26 @@ _CAPACITY: dict[NodeCapacity, eks.CapacityType] = {
 
 
 def add_chart_manifest(
-    scope: Construct, construct_id: str, cluster: eks.ICluster, chart: cdk8s.Chart, *, durable: bool = False
+    scope: Construct,
+    construct_id: str,
+    cluster: eks.ICluster,
+    chart: cdk8s.Chart,
+    *,
+    durable: bool = False,
+    rendered: list[Any] | None = None,
 ) -> eks.KubernetesManifest:
-    """Apply a cdk8s chart through ``cluster``'s kubectl provider, owned by ``scope``'s stack.
+    """Apply a cdk8s chart through ``cluster``'s kubectl provider, owned by ``scope``'s stack. ``rendered``: the
+    chart's ``to_json()`` when the caller has it already (it is not rendered twice). Default: rendered here.
 
     ``durable``: for objects whose deletion destroys what others put inside them (Namespaces: every object and
     Secret in them). Such a manifest is never pruned (an object left out of a later version stays on the cluster,
     unmanaged) and is retained when the resource is removed from the template. Default False."""
     manifest = eks.KubernetesManifest(
-        scope, construct_id, cluster=cluster, manifest=chart.to_json(), prune=False if durable else None
+        scope,
+        construct_id,
+        cluster=cluster,
+        manifest=chart.to_json() if rendered is None else rendered,
+        prune=False if durable else None,
     )
     if durable:
         resource = manifest.node.find_child("Resource")

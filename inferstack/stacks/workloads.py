@@ -46,6 +46,8 @@ class RenderedWorkload:
     workload: ResolvedWorkload
     chart: WorkloadChart
     size: int
+    manifest: list[Any]
+    """The chart's objects (``to_json()``, rendered once)."""
     """Bytes of the chart's JSON."""
 
 
@@ -77,7 +79,8 @@ def render_workloads(
     for workload in resolve(config).workloads:
         factory = load(kind_of(workload.config).chart)
         chart = factory(app, f"{workload.namespace}-{workload.name}", workload, refs, kubernetes_version=version)
-        rendered.append(RenderedWorkload(workload, chart, len(json.dumps(chart.to_json()))))
+        objects = chart.to_json()
+        rendered.append(RenderedWorkload(workload, chart, len(json.dumps(objects)), objects))
     return rendered
 
 
@@ -146,7 +149,9 @@ class WorkloadsStack(cdk.Stack):
         for item in workloads:
             workload = item.workload
             self._identities(workload)
-            manifest = add_chart_manifest(self, f"Workload-{workload.namespace}-{workload.name}", cluster, item.chart)
+            manifest = add_chart_manifest(
+                self, f"Workload-{workload.namespace}-{workload.name}", cluster, item.chart, rendered=item.manifest
+            )
             addons = storage.addons.values() if storage is not None else ()
             operators = [self.operators[name] for name in sorted(workload.operators) if name in self.operators]
             for dependency in (*self.namespaces, *addons, *operators):
