@@ -17,6 +17,7 @@ from inferstack.config.ray_serve import RayAutoscaling, RayServeWorkloadConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.model_source import ModelLoading
 from inferstack.constructs.rayservice import RayServiceProps, RayServiceServer, RayWorkerGroupProps
+from inferstack.constructs.validation import PropError
 from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
 from inferstack.plan import ResolvedWorkload
 from inferstack.plan.ray_serve import max_pods, ranks
@@ -44,8 +45,9 @@ def _one_pod(replica_ranks: int) -> dict[str, Any]:
     return {"bundles": [{"GPU": 1} for _ in range(replica_ranks)], "strategy": "STRICT_PACK"}
 
 
-class RayServeConfigError(ValueError):
-    """The rendered Serve config has keys the pinned Ray or vLLM release does not know."""
+class RayServeConfigError(PropError):
+    """The rendered Serve config has keys the pinned Ray or vLLM release does not know (a PropError, so ``check``
+    and synth report it as one line, not a traceback)."""
 
 
 def engine_kwargs(engine: VllmEngineConfig, model: ModelConfig, loading: ModelLoading) -> dict[str, Any]:
