@@ -331,3 +331,11 @@ def test_efa_worker_pods_take_a_node_each():
     pd["decode"]["engine"]["tensor_parallel_size"] = 4
     (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "RAY-WORKER-CAPACITY"]
     assert "need 3 node(s)" in finding.message and "one EFA pod per node" in finding.message
+
+
+def test_a_serve_config_error_is_reported_as_one_line():
+    """check and synth catch PropError: a bad Serve config is a named problem, not a traceback."""
+    from inferstack.charts.ray_serve import RayServeConfigError
+    from inferstack.constructs.validation import PropError
+
+    assert issubclass(RayServeConfigError, PropError)
