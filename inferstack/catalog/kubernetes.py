@@ -42,10 +42,27 @@ LWS_NAMESPACE = "lws-system"
 #: Namespaces inferstack's own Helm releases and operators live in: never a workload namespace (a workload there
 #: would relabel them for Pod Security and break the operator's privileged node agents).
 OPERATOR_NAMESPACES = frozenset(
-    {PROMETHEUS_NAMESPACE, "keda", "gpu-operator", NEURON_HEALTHCHECK_NAMESPACE, LWS_NAMESPACE, "kuberay-system"}
+    {
+        PROMETHEUS_NAMESPACE,
+        "keda",
+        "gpu-operator",
+        NEURON_HEALTHCHECK_NAMESPACE,
+        LWS_NAMESPACE,
+        "kuberay-system",
+        "nim-operator",
+        "dynamo-system",
+    }
 )
 #: Operators a workload kind may need (the kind registry names them; the workloads stack installs each with Helm):
-#: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet, KubeRay (RayService).
-WORKLOAD_OPERATORS = frozenset({"prometheus", "keda", "lws", "kuberay"})
+#: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet, KubeRay (RayService), the NIM operator
+#: (NIMCache, NIMService) and the Dynamo operator (DynamoGraphDeployment).
+WORKLOAD_OPERATORS = frozenset({"prometheus", "keda", "lws", "kuberay", "nim", "dynamo"})
 #: Namespace of the KubeRay operator release.
 KUBERAY_NAMESPACE = "kuberay-system"
+#: Namespace of the NIM operator release (the NIM docs install it into ``nim-operator``).
+NIM_NAMESPACE = "nim-operator"
+#: Namespace of the Dynamo platform release (the Dynamo docs install it into ``dynamo-system``; its CRD conversion
+#: webhook service lives there).
+DYNAMO_NAMESPACE = "dynamo-system"
+#: StorageClass of NIM model caches: EBS gp3 provisioned for reads at load (16,000 IOPS, 1,000 MiB/s).
+MODEL_CACHE_STORAGE_CLASS = "inferstack-model-cache"

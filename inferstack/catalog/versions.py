@@ -120,8 +120,10 @@ HELM_CHARTS: dict[str, HelmChartVersion] = {
     "dynamo-platform": HelmChartVersion(
         chart="dynamo-platform",
         repository="https://helm.ngc.nvidia.com/nvidia/ai-dynamo",
-        version="1.1.0",
-        source="ai-dynamo/dynamo · deploy/helm/charts/platform/Chart.yaml · main df888f68",
+        version="1.4.0",
+        # Read at the 1.4.0 branch cut (parent of c13fdcec, via the fork mirror wxsms/dynamo): no release tag is in
+        # any available snapshot, so the published chart may carry release-branch cherry-picks (?).
+        source="ai-dynamo/dynamo · deploy/helm/charts/platform/Chart.yaml · main e147ceea (1.4.0 branch cut)",
     ),
     "lws": HelmChartVersion(
         chart="lws",
@@ -198,6 +200,13 @@ IMAGES: dict[str, str] = {
     "lws-controller": "registry.k8s.io/lws/lws:v0.10.0",
     # The KubeRay operator, at the chart's release (kuberay-operator 1.7.0 values.yaml image).
     "kuberay-operator": "quay.io/kuberay/operator:v1.7.0",
+    # The NIM operator, at the chart's release: chart 3.0.0's values.yaml says ghcr.io/nvidia/k8s-nim-operator
+    # release-3.0 with pullPolicy Always — a branch tag that moves. Tagged releases are published to NGC
+    # (.nvidia-ci.yml release:ngc, OUT_IMAGE_VERSION=<git tag>); the v3.0.0 tag on nvcr.io could not be checked
+    # offline (?).
+    "nim-operator": "nvcr.io/nvidia/cloud-native/k8s-nim-operator:v3.0.0",
+    # The Dynamo operator, at the platform chart's release (operator values tag "" → Chart appVersion 1.4.0).
+    "dynamo-operator": "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.4.0",
 }
 
 #: Python packages the model-sync Job installs (exact pins; hf_transfer speeds up large downloads).
@@ -238,6 +247,14 @@ ENGINE_IMAGES: dict[str, str] = {
     # image was not read (?). It runs as the image's user ray (uid 1000). The AWS Ray LLM DLC (Ray 2.58, vLLM 0.26,
     # with EFA + aws-ofi-nccl) is the alternative; no Ray 2.58 field list is vendored, so it is not the default.
     "ray-llm": "rayproject/ray-llm:2.52.0-py311-cu128",
+    # NVIDIA Dynamo 1.4.0 (GA 2026-08-14; ../shared/facts/serving-apis.md §2.1): the vLLM runtime (vLLM 0.26.0 with
+    # the Run:ai streamer: pyproject.toml vllm[flashinfer,runai,otel]==0.26.0; user dynamo, uid 1000, gid 0;
+    # ENTRYPOINT []), its EFA build (libfabric + aws-ofi-nccl; sets no FI_* variables) and the frontend. Public on
+    # nvcr.io (examples/backends/vllm/deploy/README.md). Tags are semantic versions, so the operator's admission
+    # needs no runtimeVersionOverride (webhook/validation/shared_v1beta1.go).
+    "dynamo-vllm": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0",
+    "dynamo-vllm-efa": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0-efa",
+    "dynamo-frontend": "nvcr.io/nvidia/ai-dynamo/dynamo-frontend:1.4.0",
     # Copies pre-compiled Neuron artifacts from S3 before the server starts.
     "aws-cli": "public.ecr.aws/aws-cli/aws-cli:2.27.50",
 }

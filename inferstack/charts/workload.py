@@ -97,7 +97,7 @@ class WorkloadChart(cdk8s.Chart):
         self.resolved = resolved
         self.workload = workload
         labels = {"app.kubernetes.io/name": workload.name, "app.kubernetes.io/part-of": "inferstack"}
-        accounts = sorted({role.service_account for role in resolved.roles.values()})
+        accounts = sorted({r.service_account for r in resolved.roles.values() if r.creates_service_account})
         for account in accounts:  # construct ids as before multi-role kinds: the serving account is "server-sa"
             k8s.KubeServiceAccount(
                 self,
@@ -107,7 +107,8 @@ class WorkloadChart(cdk8s.Chart):
             )
         #: How each model's weights are read (in the order of ``resolved.models``).
         self.loadings: list[ModelLoading] = [self._model(resolved, model, refs) for model in resolved.models]
-        self.loading = self.loadings[0]
+        #: The primary model's (None when the workload has no bucket model: a NIM's cache holds it).
+        self.loading: ModelLoading | None = self.loadings[0] if self.loadings else None
         if resolved.writes_bucket and refs.bucket:
             k8s.KubeServiceAccount(
                 self,

@@ -19,6 +19,8 @@ from typing import Annotated, Any, Union
 from pydantic import Discriminator, Tag
 
 from inferstack.catalog.kubernetes import WORKLOAD_OPERATORS
+from inferstack.config.dynamo import DynamoWorkloadConfig
+from inferstack.config.nim import NimWorkloadConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
 from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
 from inferstack.config.workloads import VllmWorkloadConfig, WorkloadBase
@@ -80,6 +82,24 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
         rules=("inferstack.rules.ray_serve:RULES",),
         operators=("kuberay",),
         summary="Ray Serve LLM on a KubeRay RayService: several models, or prefill/decode over NIXL",
+    ),
+    WorkloadKind(
+        name="nim",
+        config=NimWorkloadConfig,
+        plan="inferstack.plan.nim:plan_nim",
+        chart="inferstack.charts.nim:NimChart",
+        rules=("inferstack.rules.nim:RULES",),
+        operators=("nim",),
+        summary="NVIDIA NIM through the NIM operator: a NIMCache of the model's profiles and a NIMService",
+    ),
+    WorkloadKind(
+        name="dynamo",
+        config=DynamoWorkloadConfig,
+        plan="inferstack.plan.dynamo:plan_dynamo",
+        chart="inferstack.charts.dynamo:DynamoChart",
+        rules=("inferstack.rules.serving:RULES", "inferstack.rules.dynamo:RULES"),
+        operators=("dynamo",),
+        summary="NVIDIA Dynamo: a DynamoGraphDeployment of a frontend and vLLM workers, aggregated or prefill/decode",
     ),
 )
 

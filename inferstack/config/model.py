@@ -306,6 +306,12 @@ class ObservabilityConfig(StrictModel):
     """The LeaderWorkerSet controller (LeaderWorkerSet CRD) when a ``vllm_multinode`` workload exists. Default on."""
     install_kuberay: bool = True
     """The KubeRay operator (RayService CRD) when a ``ray_serve`` workload exists. Default on."""
+    install_nim_operator: bool = True
+    """The NIM operator (NIMCache, NIMService CRDs) and the ``inferstack-model-cache`` StorageClass when a ``nim``
+    workload exists. Default on."""
+    install_dynamo_operator: bool = True
+    """The Dynamo platform's operator (DynamoGraphDeployment CRD, applied by the operator) when a ``dynamo``
+    workload exists. Default on."""
     prometheus_retention_days: int = Field(default=15, ge=1, le=365)
     """How long Prometheus keeps samples, days. Default 15."""
     prometheus_storage_gib: int = Field(default=50, ge=5, le=16384)

@@ -94,10 +94,11 @@ class EngineArgs:
     """``--additional-config`` (platform plugin settings, e.g. vllm-neuron's ``override_neuron_config``)."""
     extra: Sequence[str] = ()
 
-    def render(self) -> list[str]:
+    def render(self, *, port: bool = True) -> list[str]:
+        """The flags. ``port``: with ``--port`` (a ``vllm serve`` flag; an engine that parses engine arguments only,
+        such as ``dynamo.vllm``, has none). Default True."""
         args = [
-            "--port",
-            str(PORT),
+            *(["--port", str(PORT)] if port else []),
             "--tensor-parallel-size",
             str(self.tensor_parallel_size),
             "--pipeline-parallel-size",

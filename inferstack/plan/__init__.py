@@ -74,6 +74,8 @@ class Role:
     pods_per_replica: int = 1
     pool: str | None = None
     """The pool its pods run on when not the workload's (e.g. ``system`` for a Ray head). Default: the workload's."""
+    creates_service_account: bool = True
+    """inferstack creates its ServiceAccount (False: the operator does, e.g. the NIM operator's ``<name>``)."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.catalog.kubernetes import SYSTEM_POOL
 from inferstack.catalog.versions import NEURON_SERVING_DEVICES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
+from inferstack.config.dynamo import DynamoWorkloadConfig
 from inferstack.config.edit import with_changes
 from inferstack.config.engine import VllmEngineConfig
 from inferstack.config.model import InferstackConfig
@@ -52,8 +53,9 @@ MULTINODE_KIND = "vllm_multinode"
 
 @dataclass(frozen=True)
 class ServedEngine:
-    """One vLLM engine the serving rules judge: a ``vllm`` / ``vllm_multinode`` workload, or one model (or one
-    prefill/decode side) of a ``ray_serve`` app. Fix paths are ``<path>.engine.…``."""
+    """One vLLM engine the serving rules judge: a ``vllm`` / ``vllm_multinode`` workload, one model (or one
+    prefill/decode side) of a ``ray_serve`` app, or one worker role of a ``dynamo`` graph. Fix paths are
+    ``<path>.engine.…``."""
 
     index: int
     """Of the workload in ``workloads``."""
@@ -103,6 +105,9 @@ def engines(config: InferstackConfig) -> Iterator[tuple[str, ServedEngine]]:
             else:
                 for position, served in enumerate(workload.models):
                     yield f"{path}.models[{position}]", ServedEngine(index, workload, served.model, served.engine)
+        elif isinstance(workload, DynamoWorkloadConfig):
+            for name, role in workload.roles.items():
+                yield f"{path}.{workload.role_path(name)}", ServedEngine(index, workload, workload.model, role.engine)
 
 
 _workloads = engines
@@ -494,11 +499,12 @@ def check_startup(config: InferstackConfig) -> Iterator[Finding]:
         if workload.startup_timeout_seconds < needed:
             nodes = workload_nodes(workload)
             group = f" on each of {nodes} nodes, form the group" if nodes > 1 else ""
+            source = "its cache" if not workload.model_entries else workload.model.source.type.value
             yield Finding(
                 rule=STARTUP,
                 path=f"workloads[{index}].startup_timeout_seconds",
                 message=f"{workload.startup_timeout_seconds}s is shorter than the ~{needed}s estimated to load "
-                f"{workload.model.arch.weights_gib:.0f} GiB from {workload.model.source.type.value}{group} and start "
+                f"{workload.model.arch.weights_gib:.0f} GiB from {source}{group} and start "
                 "the engine: the pod would be restarted in a loop",
                 fix=f"set startup_timeout_seconds ≥ {needed} or remove it (inferstack sizes it from the model)",
                 suggestions=({f"workloads[{index}].startup_timeout_seconds": needed},),

@@ -57,7 +57,10 @@ class Gp3StorageClassChart(cdk8s.Chart):
 
 def add_ebs_csi_addon(scope: Construct, cluster: eks.ICluster) -> eks.Addon:
     """The EBS CSI driver add-on, its controller bound to a role with the AWS managed driver policy through Pod
-    Identity."""
+    Identity. Once per stack: a second call returns the first add-on (Prometheus and the NIM cache both need it)."""
+    existing = scope.node.try_find_child(f"Addon-{EBS_CSI_ADDON}")
+    if isinstance(existing, eks.Addon):
+        return existing
     role = pod_identity_role(scope, "Role-ebs-csi", "EBS CSI driver add-on (Prometheus volumes)")
     role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(EBS_CSI_POLICY))
     acknowledge(role, "IAM4", EBS_CSI_MANAGED_POLICY, (managed_policy(EBS_CSI_POLICY),))

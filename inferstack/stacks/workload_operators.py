@@ -1,5 +1,6 @@
 """The operators workloads' custom resources need, by the name the plan uses (``ResolvedWorkload.operators``):
-``prometheus`` (PodMonitor), ``keda`` (ScaledObject), ``lws`` (LeaderWorkerSet). Each installs with Helm at the
+``prometheus`` (PodMonitor), ``keda`` (ScaledObject), ``lws`` (LeaderWorkerSet), ``kuberay`` (RayService), ``nim``
+(NIMCache, NIMService), ``dynamo`` (DynamoGraphDeployment). Each installs with Helm at the
 catalog version on the system nodes, unless the config says the cluster already runs it (then ``None``: the
 workloads' objects are applied without waiting for an inferstack release)."""
 
@@ -8,15 +9,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import cdk8s
 from aws_cdk import Duration
 from aws_cdk import aws_eks_v2 as eks
+from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE, LWS_NAMESPACE, POOL_LABEL, SYSTEM_POOL
+from inferstack.catalog.kubernetes import (
+    DYNAMO_NAMESPACE,
+    KUBERAY_NAMESPACE,
+    LWS_NAMESPACE,
+    MODEL_CACHE_STORAGE_CLASS,
+    NIM_NAMESPACE,
+    POOL_LABEL,
+    SYSTEM_POOL,
+)
 from inferstack.catalog.versions import IMAGES
 from inferstack.config.model import InferstackConfig
+from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.helm import helm_chart
-from inferstack.stacks.observability import add_keda, add_prometheus_stack
+from inferstack.stacks.observability import add_ebs_csi_addon, add_keda, add_prometheus_stack
 
 OperatorInstaller = Callable[[Construct, eks.ICluster, InferstackConfig], Construct | None]
 """Installs an operator; returns what the workloads' objects depend on (the release, or a readiness gate after it)."""
@@ -88,6 +100,125 @@ def add_kuberay(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
     )
 
 
+class ModelCacheStorageClassChart(cdk8s.Chart):
+    """The ``inferstack-model-cache`` StorageClass: EBS gp3 provisioned for the read at model load (16,000 IOPS,
+    1,000 MiB/s — gp3's maxima below 4 TiB; the default 3,000 / 125 MiB/s would take ~18 minutes to read 140 GB),
+    encrypted, ``Retain`` (a deleted cache's volume stays: nothing downloaded is lost by an update),
+    ``WaitForFirstConsumer`` (created in the zone of the caching Job's node), expandable. EBS allows at most 500 IOPS
+    per GiB, so volumes are ≥ 32 GiB."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id, disable_resource_name_hashes=True)
+        k8s.KubeStorageClass(
+            self,
+            "model-cache",
+            metadata=k8s.ObjectMeta(name=MODEL_CACHE_STORAGE_CLASS),
+            provisioner="ebs.csi.aws.com",
+            parameters={"type": "gp3", "encrypted": "true", "iops": "16000", "throughput": "1000"},
+            reclaim_policy="Retain",
+            volume_binding_mode="WaitForFirstConsumer",
+            allow_volume_expansion=True,
+        )
+
+
+def nim_operator_values() -> dict[str, Any]:
+    """NIM operator values (chart 3.0.0 values.yaml): the operator on the system nodes, its image pinned to the NGC
+    release (the chart's ``release-3.0`` / ``Always`` follows a branch), and no NodeFeatureRule (``nfd.
+    nodeFeatureRules.deviceID``: it needs NFD's CRD, and inferstack places NIM pods by its own node labels). The
+    admission controller stays off (the chart's default; it would need cert-manager)."""
+    repository, tag = IMAGES["nim-operator"].rsplit(":", 1)
+    return {
+        "operator": {
+            "image": {"repository": repository, "tag": tag, "pullPolicy": "IfNotPresent"},
+            "nodeSelector": {POOL_LABEL: SYSTEM_POOL},
+        },
+        "nfd": {"nodeFeatureRules": {"deviceID": False}},
+    }
+
+
+def add_nim_operator(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct:
+    """The NIM operator and its CRDs (the chart's ``crds/``) in ``nim-operator``, with ``--wait``, after the
+    ``inferstack-model-cache`` StorageClass (and the EBS CSI add-on, unless ``install_ebs_csi_driver`` is off). The
+    operator has no admission webhook by default, so NIMCache/NIMService need only the release and its CRDs."""
+    dependencies: list[Construct] = []
+    if config.observability.install_ebs_csi_driver:
+        dependencies.append(add_ebs_csi_addon(scope, cluster))
+    storage = add_chart_manifest(
+        scope, "ModelCacheStorageClass", cluster, ModelCacheStorageClassChart(cdk8s.App(), "model-cache"), durable=True
+    )
+    dependencies.append(storage)
+    chart = helm_chart(
+        scope,
+        "NimOperator",
+        cluster,
+        "k8s-nim-operator",
+        NIM_NAMESPACE,
+        nim_operator_values(),
+        create_namespace=True,
+        wait=True,
+    )
+    for dependency in dependencies:
+        chart.node.add_dependency(dependency)
+    return chart
+
+
+#: The Dynamo platform release name: the operator's objects are named ``<release>-dynamo-operator-…``.
+DYNAMO_RELEASE = "dynamo-platform"
+#: The operator's validating webhook configuration (components/operator/templates/webhook-configuration.yaml at
+#: 1.4.0, ``failurePolicy: Fail``); the operator patches its CA bundle in at start (cmd/main.go, internal/cert).
+DYNAMO_VALIDATING_WEBHOOK = f"{DYNAMO_RELEASE}-dynamo-operator-validating"
+
+
+def dynamo_operator_values() -> dict[str, Any]:
+    """Dynamo platform values (1.4.0 values.yaml and its dynamo-operator subchart): only the operator — NATS, etcd,
+    Grove and KAI stay off (the chart's defaults; discovery is Kubernetes, the request plane TCP, the event plane
+    ZMQ), the operator on the system nodes with its image pinned, and no chart PodMonitors (the workload charts
+    render their own; the chart's auto-detection depends on install order)."""
+    repository, tag = IMAGES["dynamo-operator"].rsplit(":", 1)
+    system = {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": [SYSTEM_POOL]}]}]
+    }
+    return {
+        "dynamo-operator": {
+            "controllerManager": {
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": system}},
+                "manager": {"image": {"repository": repository, "tag": tag}},
+            },
+            "dynamo": {"metrics": {"podMonitors": {"enabled": False}}},
+        },
+    }
+
+
+def add_dynamo_operator(scope: Construct, cluster: eks.ICluster) -> Construct:
+    """The Dynamo operator in ``dynamo-system``, installed with ``--wait``: its ``crd-apply`` init container applies
+    the CRDs (the 1.4 chart ships none) and its readiness check passes only once the webhook server serves
+    (``webhook-server`` StartedChecker, cmd/main.go). Complete once the validating webhook has its CA bundle (a
+    ``KubernetesObjectValue`` polls it): the webhooks fail closed, and the aws-eks-v2 apply handler does not retry
+    a refused call."""
+    chart = helm_chart(
+        scope,
+        "DynamoPlatform",
+        cluster,
+        "dynamo-platform",
+        DYNAMO_NAMESPACE,
+        dynamo_operator_values(),
+        create_namespace=True,
+        release=DYNAMO_RELEASE,
+        wait=True,
+    )
+    ready = eks.KubernetesObjectValue(
+        scope,
+        "DynamoWebhookReady",
+        cluster=cluster,
+        object_type="validatingwebhookconfiguration",
+        object_name=DYNAMO_VALIDATING_WEBHOOK,
+        json_path=".webhooks[0].clientConfig.caBundle",
+        timeout=Duration.minutes(10),
+    )
+    ready.node.add_dependency(chart)
+    return ready
+
+
 def _prometheus(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> eks.HelmChart | None:
     observability = config.observability
     return add_prometheus_stack(scope, cluster, observability) if observability.install_prometheus_stack else None
@@ -105,10 +236,20 @@ def _kuberay(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) 
     return add_kuberay(scope, cluster) if config.observability.install_kuberay else None
 
 
+def _nim(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
+    return add_nim_operator(scope, cluster, config) if config.observability.install_nim_operator else None
+
+
+def _dynamo(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
+    return add_dynamo_operator(scope, cluster) if config.observability.install_dynamo_operator else None
+
+
 #: Operator name (:data:`inferstack.catalog.kubernetes.WORKLOAD_OPERATORS`) → installer.
 WORKLOAD_OPERATORS: dict[str, OperatorInstaller] = {
     "prometheus": _prometheus,
     "keda": _keda,
     "lws": _lws,
     "kuberay": _kuberay,
+    "nim": _nim,
+    "dynamo": _dynamo,
 }

@@ -81,7 +81,13 @@ def test_the_schema_offers_every_kind():
     schema = InferstackConfig.model_json_schema(by_alias=True)
     items = schema["properties"]["workloads"]["items"]
     refs = {ref["$ref"].rsplit("/", 1)[-1] for ref in items.get("oneOf", items.get("anyOf", []))}
-    assert refs == {"VllmWorkloadConfig", "VllmMultinodeWorkloadConfig", "RayServeWorkloadConfig"}
+    assert refs == {
+        "VllmWorkloadConfig",
+        "VllmMultinodeWorkloadConfig",
+        "RayServeWorkloadConfig",
+        "NimWorkloadConfig",
+        "DynamoWorkloadConfig",
+    }
 
 
 def test_a_workload_that_is_not_a_mapping_says_so():

@@ -74,6 +74,23 @@ RAY_PD = {
     },
     "upgrade_strategy": "None",  # two p5 nodes cannot hold a second cluster (RAY-UPGRADE-CAPACITY)
 }
+#: Qwen3-8B as a NIM on the L40S pool (its Secrets named).
+NIM = {
+    "kind": "nim",
+    "model": {"id": "Qwen/Qwen3-8B"},
+    "image": {"repository": "nvcr.io/nim/qwen/qwen3-8b", "tag": "1.0.0"},
+    "ngc": {"api_key_secret": "ngc-api-secret", "pull_secret": "ngc-secret"},
+}
+#: Llama-3.1-70B on Dynamo, prefill and decode disaggregated on the p5 EFA node group.
+DYNAMO_PD = {
+    "kind": "dynamo",
+    "pool": "p5",
+    "efa": True,
+    "mode": "disaggregated",
+    "model": {**LLAMA_70B, "source": {"type": "s3_mount"}},
+    "prefill": {"engine": {"tensor_parallel_size": 8}},
+    "decode": {"engine": {"tensor_parallel_size": 8}},
+}
 #: A vLLM image with the EFA stack (libfabric + aws-ofi-nccl), built by the user.
 EFA_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm-efa:v0.19.0"
 #: Rules whose findings are warnings (printed, synth goes on); every other rule's findings here are errors.
@@ -83,7 +100,11 @@ WARNING_RULES = frozenset(
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
 #: is also a pod asking for more devices than any node of its pool has; a P/D pool spanning zones is an EFA pool
 #: spanning zones.
-ALSO_TRIPS: dict[str, tuple[str, ...]] = {"PARALLEL-NODE": ("SCHEDULING",), "RAY-PD-ZONE": ("EFA-AZ",)}
+ALSO_TRIPS: dict[str, tuple[str, ...]] = {
+    "PARALLEL-NODE": ("SCHEDULING",),
+    "RAY-PD-ZONE": ("EFA-AZ",),
+    "DYNAMO-PD-ZONE": ("EFA-AZ",),
+}
 
 
 def merge(base: Any, override: Any) -> Any:
@@ -335,6 +356,47 @@ CASES: dict[str, tuple[dict, dict]] = {
         {"compute": {"node_groups": {0: {"max_size": 1}}}},  # prefill and decode each take a whole EFA node
         {"compute": {"node_groups": {0: {"max_size": 2}}}},
     ),
+    # nim
+    "NIM-NGC-SECRETS": case(only_workload(**NIM), workload(ngc={"pull_secret": None}), {}),
+    "NIM-PROFILE-TP": case(
+        only_workload(**NIM),
+        workload(cache={"profile": {"tensor_parallelism": 2}}),
+        workload(cache={"profile": {"tensor_parallelism": 1}}),
+    ),
+    "NIM-FIT": case(
+        only_workload(**{**NIM, "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}}),
+        workload(gpus=1),  # 131 GiB of weights on one 48 GiB L40S
+        workload(gpus=4),
+    ),
+    "NIM-CACHE-ACCESS": case(
+        only_workload(**{**NIM, "replicas": 2}),
+        {},
+        workload(cache={"access_mode": "ReadWriteMany", "storage_class": "efs"}),
+    ),
+    # dynamo
+    "DYNAMO-PD-EFA": case(
+        merge({"compute": {"node_groups": [P5_EFA_GROUP]}}, only_workload(**DYNAMO_PD)),
+        workload(efa=False),
+        workload(efa=True),
+    ),
+    "DYNAMO-PD-ZONE": case(
+        merge(
+            {"compute": {"node_groups": [{k: v for k, v in P5_EFA_GROUP.items() if k != "availability_zone"}]}},
+            only_workload(**DYNAMO_PD),
+        ),
+        {},
+        node_group(availability_zone=0),
+    ),
+    "DYNAMO-NIXL-LIBFABRIC": case(
+        merge({"compute": {"node_groups": [P5_EFA_GROUP]}}, only_workload(**DYNAMO_PD)),
+        workload(kv_backends=["UCX"]),
+        workload(kv_backends=["LIBFABRIC"]),
+    ),
+    "DYNAMO-WORKER-CAPACITY": case(
+        merge({"compute": {"node_groups": [P5_EFA_GROUP]}}, only_workload(**DYNAMO_PD)),
+        node_group(max_size=1),  # prefill and decode each take a whole EFA node
+        node_group(max_size=2),
+    ),
     # engine flags
     "ENGINE-FLAGS-UNVERIFIED": case(
         workload(engine={"extra_args": ["--disable-log-stats"]}),
@@ -458,7 +520,13 @@ STRUCTURAL = [r.id for r in RULES if not r.acknowledgeable]
 
 
 def test_only_rules_the_platform_cannot_be_built_without_refuse_acknowledgement():
-    assert STRUCTURAL == ["EFA-UNSUPPORTED", "MODEL-SOURCE-BACKEND", "NEURON-ARTIFACTS", "MULTINODE-ACCELERATOR"]
+    assert STRUCTURAL == [
+        "EFA-UNSUPPORTED",
+        "MODEL-SOURCE-BACKEND",
+        "NEURON-ARTIFACTS",
+        "MULTINODE-ACCELERATOR",
+        "NIM-NGC-SECRETS",
+    ]
 
 
 @pytest.mark.parametrize("rule_id", STRUCTURAL)

@@ -26,6 +26,8 @@ POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
         "spec.rayClusterConfig.workerGroupSpecs[].template",
     ),
     "RayCluster": ("spec.headGroupSpec.template", "spec.workerGroupSpecs[].template"),
+    # The operator completes each component's pod from it (container main; ports, probes and env merged in).
+    "DynamoGraphDeployment": ("spec.components[].podTemplate",),
     "RayJob": (
         "spec.rayClusterSpec.headGroupSpec.template",
         "spec.rayClusterSpec.workerGroupSpecs[].template",

@@ -1,0 +1,210 @@
+"""Kind ``dynamo``: one model served by NVIDIA Dynamo through its operator — a ``nvidia.com/v1beta1``
+DynamoGraphDeployment of a frontend (OpenAI API, router) and vLLM workers, either ``aggregated`` (each worker
+prefills and decodes) or ``disaggregated`` (prefill workers hand their KV cache to decode workers over NIXL, on EFA
+pools through libfabric)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.config.base import StrictModel
+from inferstack.config.engine import VllmEngineConfig, check_extra_args
+from inferstack.config.ray_serve import NixlBackend
+from inferstack.config.types import KubernetesName
+from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
+
+#: vLLM flag lists a worker's ``extra_args`` are checked against: the runtime image ships vLLM 0.26.0
+#: (pyproject.toml ``vllm[flashinfer,runai,otel]==0.26.0`` at Dynamo 1.4.0), whose list is not vendored — the
+#: vendored lists around it.
+DYNAMO_VLLM_FLAGS = ("0.33.0", "0.19.0")
+
+#: Longest workload name: the operator names a worker component's objects ``<name>-<component>-<worker hash>``
+#: (GetDCDResourceName, dynamo/graph.go at 1.4.0; ``-prefill`` is the longest component, the hash about 8 characters
+#: (?)), and a Service name is a DNS label of at most 63.
+MAX_NAME_LENGTH = 40
+
+
+class DynamoMode(StrEnum):
+    """How the workers split the work."""
+
+    AGGREGATED = "aggregated"
+    """Each worker runs prefill and decode (``workers``). Default."""
+    DISAGGREGATED = "disaggregated"
+    """Prefill workers and decode workers (``prefill``, ``decode``), the KV cache moved by NIXL."""
+
+
+class RouterMode(StrEnum):
+    """How the frontend picks a worker (``python3 -m dynamo.frontend --router-mode``, Dynamo 1.4)."""
+
+    KV = "kv"
+    """KV-cache aware: to the worker that already holds the prompt's prefix (workers publish KV events). Default."""
+    ROUND_ROBIN = "round-robin"
+    RANDOM = "random"
+    LEAST_LOADED = "least-loaded"
+    POWER_OF_TWO = "power-of-two"
+
+
+class DynamoFrontendConfig(StrictModel):
+    """The frontend: OpenAI-compatible HTTP on port 8000 and the router (CPU only, on the system nodes)."""
+
+    replicas: int = Field(default=1, ge=1, le=32)
+    """Default 1."""
+    router_mode: RouterMode = RouterMode.KV
+    """Default ``kv`` (workers publish KV events over ZMQ)."""
+    cpu: float = Field(default=2, gt=0, le=64)
+    """vCPUs per frontend pod. Default 2."""
+    memory_gib: float = Field(default=4, gt=0, le=256)
+    """Memory per frontend pod, GiB (requests = limits). Default 4."""
+
+
+def check_runtime_args(args: tuple[str, ...], prefix: str) -> None:
+    """``args`` against the vLLM flags of the runtime's vLLM (0.26.0, whose list is not vendored): a flag must be
+    one of vLLM 0.33.0's or 0.19.0's — the first list's error is raised when neither knows it (?)."""
+    try:
+        check_extra_args(args, DYNAMO_VLLM_FLAGS[0], prefix=prefix)
+    except PydanticCustomError:
+        try:
+            check_extra_args(args, DYNAMO_VLLM_FLAGS[1], prefix=prefix)
+        except PydanticCustomError:
+            check_extra_args(args, DYNAMO_VLLM_FLAGS[0], prefix=prefix)
+
+
+def _worker_engine(engine: VllmEngineConfig) -> VllmEngineConfig:
+    """What a Dynamo worker's engine cannot have: its own image (the workload's runtime image runs every worker),
+    LMCache (not wired into Dynamo by inferstack)."""
+    for field, why in (
+        ("image", "every worker runs the Dynamo vLLM runtime image (dynamo.image)"),
+        ("lmcache", "inferstack does not wire LMCache into Dynamo workers"),
+        ("tool_calling", "tool calling is the frontend's in Dynamo, not a vLLM engine flag"),
+    ):
+        if getattr(engine, field) is not None:
+            raise PydanticCustomError(
+                "dynamo_engine_field",
+                "not available for dynamo workers: {why} — remove it",
+                {"why": why, "field": field},
+            )
+    return engine
+
+
+class DynamoWorkersConfig(StrictModel):
+    """One kind of vLLM worker (``python3 -m dynamo.vllm``): its replicas and engine settings."""
+
+    replicas: int = Field(default=1, ge=1, le=256)
+    """Worker pods (each one engine of ``tensor_parallel_size`` GPUs on one node). Default 1."""
+    engine: VllmEngineConfig = VllmEngineConfig()
+    """vLLM settings, passed to ``dynamo.vllm`` as vLLM engine arguments. Default TP 1."""
+
+    @field_validator("engine")
+    @classmethod
+    def _engine(cls, value: VllmEngineConfig) -> VllmEngineConfig:
+        return _worker_engine(value)
+
+
+class DynamoWorkloadConfig(SingleModelWorkload):
+    """One model served by Dynamo: a frontend and vLLM workers in one DynamoGraphDeployment."""
+
+    kind: Literal["dynamo"] = "dynamo"  # type: ignore[assignment]
+    """``dynamo``: a DynamoGraphDeployment (frontend + vLLM workers) reconciled by the Dynamo operator."""
+    mode: DynamoMode = DynamoMode.AGGREGATED
+    """``aggregated`` (``workers``) or ``disaggregated`` (``prefill`` + ``decode``). Default aggregated."""
+    frontend: DynamoFrontendConfig = DynamoFrontendConfig()
+    """The frontend. Default: one pod, KV routing."""
+    workers: DynamoWorkersConfig | None = None
+    """Aggregated workers. Default (``mode: aggregated``): one worker, TP 1."""
+    prefill: DynamoWorkersConfig | None = None
+    """Disaggregated prefill workers. Default (``mode: disaggregated``): one, TP 1."""
+    decode: DynamoWorkersConfig | None = None
+    """Disaggregated decode workers. Default (``mode: disaggregated``): one, TP 1."""
+    kv_backends: tuple[NixlBackend, ...] = Field(default=(NixlBackend.LIBFABRIC,), min_length=1)
+    """NIXL backends of the KV transfer (``disaggregated``). Default ``[LIBFABRIC]`` (EFA)."""
+    image_pull_secret: KubernetesName | None = None
+    """Secret (``kubernetes.io/dockerconfigjson``) for the Dynamo images, when the registry needs one (a mirror).
+    Default none: the ``nvcr.io/nvidia/ai-dynamo`` images are pulled anonymously (?)."""
+
+    @field_validator("name")
+    @classmethod
+    def _name_length(cls, value: str) -> str:
+        if len(value) > MAX_NAME_LENGTH:
+            raise PydanticCustomError(
+                "dynamo_name",
+                "{length} characters — a dynamo workload name has at most {max}: the operator names each component "
+                "'<name>-<component>-<hash>' (up to 23 more characters), a Service name within 63",
+                {"length": len(value), "max": MAX_NAME_LENGTH},
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _shape(self) -> DynamoWorkloadConfig:
+        aggregated = self.mode is DynamoMode.AGGREGATED
+        wrong = ("prefill", "decode") if aggregated else ("workers",)
+        for field in wrong:
+            if getattr(self, field) is not None:
+                other = "workers" if aggregated else "prefill and decode"
+                raise PydanticCustomError(
+                    "dynamo_mode_role",
+                    "{field} belongs to mode {mode} — with mode {current} set {other}",
+                    {
+                        "field": field,
+                        "mode": "aggregated" if field == "workers" else "disaggregated",
+                        "current": self.mode.value,
+                        "other": other,
+                    },
+                )
+        if self.model.source.type is ModelSourceType.IMAGE:
+            raise PydanticCustomError(
+                "dynamo_image_source",
+                "the workers run the Dynamo runtime image, so weights cannot come in an image of their own — use "
+                "hf, s3_mount or fsx",
+                {"field": "model.source.type"},
+            )
+        for field, why in (
+            (
+                "service_account",
+                "its pods run as the ServiceAccount the Dynamo operator creates for service discovery "
+                "('<name>-k8s-service-discovery')",
+            ),
+            ("autoscaling", "set workers/prefill/decode replicas (the Dynamo planner is not wired by inferstack)"),
+            ("startup_timeout_seconds", "the operator probes the workers itself"),
+        ):
+            if getattr(self, field) is not None:
+                raise PydanticCustomError(
+                    "dynamo_field",
+                    "not available for dynamo workloads: {why} — remove it",
+                    {"why": why, "field": field},
+                )
+        if self.replicas != 1:
+            raise PydanticCustomError(
+                "dynamo_replicas",
+                "a dynamo workload is one graph — set workers.replicas (or prefill/decode.replicas) instead",
+                {"field": "replicas"},
+            )
+        return self
+
+    @property
+    def roles(self) -> dict[str, DynamoWorkersConfig]:
+        """Worker roles by component name: ``worker``, or ``prefill`` and ``decode``."""
+        if self.mode is DynamoMode.AGGREGATED:
+            return {"worker": self.workers or DynamoWorkersConfig()}
+        return {"prefill": self.prefill or DynamoWorkersConfig(), "decode": self.decode or DynamoWorkersConfig()}
+
+    @staticmethod
+    def role_path(role: str) -> str:
+        """Config path of a role, relative to the workload."""
+        return "workers" if role == "worker" else role
+
+    def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
+        """GPU pools only; each role's ``extra_args`` are vLLM flags (``dynamo.vllm`` parses them strictly)."""
+        if accelerator is not AcceleratorKind.NVIDIA:
+            raise PydanticCustomError(
+                "dynamo_accelerator",
+                "Dynamo's vLLM runtime runs on NVIDIA GPUs only — put the workload on a GPU pool",
+                {"field": f"workloads[{index}].pool"},
+            )
+        for name, role in self.roles.items():
+            if role.engine.extra_args:
+                check_runtime_args(role.engine.extra_args, f"workloads[{index}].{self.role_path(name)}.engine.")

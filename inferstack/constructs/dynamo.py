@@ -1,0 +1,227 @@
+"""DynamoGraph: an NVIDIA Dynamo ``nvidia.com/v1beta1`` DynamoGraphDeployment — a frontend and vLLM worker
+components, each a ``podTemplate`` whose container ``main`` the operator completes — plus PodMonitors for the
+frontend and the workers. Validated against the vendored v1beta1 CRD.
+
+What the Dynamo operator (1.4.0 branch cut, deploy/operator/internal) does with a component and this relies on:
+
+* it merges its defaults into ``main`` with ``mergo.WithOverride`` (dynamo/graph.go): a list given here (``ports``,
+  ``command``, ``args``) replaces its own, so ``command`` and ``args`` are always whole, and ``ports`` repeat the
+  operator's (frontend ``http`` 8000; workers ``system`` 9090, ``nixl`` 19090; component_*.go) so the PodMonitors'
+  port names are declared where they are checked;
+* probes are the operator's (workers: startup ``/live`` on ``system`` for up to 2 h; component_worker.go);
+* ``/dev/shm`` comes from ``sharedMemorySize`` (its own volume): the pod template mounts none;
+* with a pod ``securityContext`` given it applies none of its own; the ServiceAccount is left unset, so the operator
+  sets ``<graph>-k8s-service-discovery`` (the Role its service discovery needs), and the token stays mounted;
+* ``priorityClassName`` needs Grove (webhook/validation): it is not set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cdk8s_plus_36 import k8s
+from constructs import Construct
+
+from inferstack.constructs import validation as check
+from inferstack.constructs.custom_resource import CustomResource
+from inferstack.constructs.pod import ServingPodProps, pod_template
+from inferstack.constructs.pod.group import template_json
+from inferstack.constructs.scheduling import TolerationSpec
+
+API_VERSION = "nvidia.com/v1beta1"
+COMPONENT_TYPES = ("frontend", "worker", "prefill", "decode")
+#: Ports the operator gives each component type's ``main`` (component_frontend.go, component_worker.go).
+FRONTEND_PORTS = {"http": 8000}
+WORKER_PORTS = {"system": 9090, "nixl": 19090}
+#: The user of the Dynamo runtime images (vllm_runtime.Dockerfile: USER dynamo, uid 1000).
+DYNAMO_UID = 1000
+#: Caches of the runtime (vLLM's compile cache, FlashInfer's JIT): a volume, not the image's home.
+DYNAMO_CACHE = "/home/dynamo/.cache"
+_OPERATOR_OWNED = ("serviceAccountName", "automountServiceAccountToken", "priorityClassName")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DynamoComponentProps:
+    """One component: ``type`` (frontend, worker, prefill, decode), its replicas and its ``main`` container."""
+
+    name: str
+    type: str
+    replicas: int = 1
+    image: str
+    command: Sequence[str]
+    args: Sequence[str] = ()
+    env: Sequence[k8s.EnvVar] = ()
+    requests: Mapping[str, str]
+    limits: Mapping[str, str]
+    node_selector: Mapping[str, str]
+    tolerations: Sequence[TolerationSpec] = ()
+    volumes: Sequence[k8s.Volume] = ()
+    mounts: Sequence[k8s.VolumeMount] = ()
+    init_containers: Sequence[k8s.Container] = ()
+    shm_gib: float = 8
+    """``sharedMemorySize`` (``/dev/shm``), GiB. Default 8 (the operator's)."""
+    affinity: Mapping[str, Any] | None = None
+    """The pod's ``affinity`` (e.g. prefill and decode in one zone). Default none."""
+
+    @property
+    def ports(self) -> Mapping[str, int]:
+        return FRONTEND_PORTS if self.type == "frontend" else WORKER_PORTS
+
+
+@dataclass(frozen=True, kw_only=True)
+class DynamoGraphProps:
+    """A DynamoGraphDeployment.
+
+    :param name: the graph (and its objects' prefix; DNS-1123 label).
+    :param backend: ``backendFramework``. Default ``vllm``.
+    :param monitoring: PodMonitors for the frontend (``/metrics`` on ``http``) and the workers (``/metrics`` on
+        ``system``). Default on.
+    """
+
+    name: str
+    namespace: str
+    components: Sequence[DynamoComponentProps]
+    backend: str = "vllm"
+    pull_secrets: Sequence[str] = ()
+    monitoring: bool = True
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+class DynamoGraph(Construct):
+    """The DynamoGraphDeployment (+ PodMonitors) of one Dynamo workload."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: DynamoGraphProps) -> None:
+        super().__init__(scope, construct_id)
+        owner = f"DynamoGraph {props.name!r}"
+        check.dns_label(owner, "name", props.name)
+        check.dns_label(owner, "namespace", props.namespace)
+        check.one_of(owner, "backend", props.backend, ("vllm", "sglang", "trtllm"))
+        names = [c.name for c in props.components]
+        if len(set(names)) != len(names) or not any(c.type == "frontend" for c in props.components):
+            raise check.PropError(f"{owner}: components — unique names and one frontend are required (got {names})")
+        for component in props.components:
+            where = f"components[{component.name!r}]"
+            check.dns_label(owner, f"{where}.name", component.name)
+            check.one_of(owner, f"{where}.type", component.type, COMPONENT_TYPES)
+            check.pinned_image(owner, f"{where}.image", component.image)
+            check.quantities(owner, f"{where}.requests", component.requests)
+            check.extended_resources_equal(owner, component.requests, component.limits)
+            check.at_least(owner, f"{where}.replicas", component.replicas, 1, "a graph component serves")
+        self.props = props
+        labels = {
+            "app.kubernetes.io/name": props.name,
+            "app.kubernetes.io/component": "dynamo",
+            "app.kubernetes.io/part-of": "inferstack",
+        }
+        self.labels = labels
+        components = [self._component(props, component, labels) for component in props.components]
+        self.graph = CustomResource(
+            self,
+            "graph",
+            manifest={
+                "apiVersion": API_VERSION,
+                "kind": "DynamoGraphDeployment",
+                "metadata": {"name": props.name, "namespace": props.namespace, "labels": {**props.labels, **labels}},
+                "spec": {"backendFramework": props.backend, "components": components},
+            },
+        )
+        #: The operator's Service of the frontend (``<graph>-<component>``, GetDCDResourceName): the OpenAI API on
+        #: port 8000.
+        self.service_name = f"{props.name}-frontend"
+        if props.monitoring:
+            for role, port in (("frontend", "http"), ("workers", "system")):
+                selector = (
+                    {"matchLabels": {**labels, "inferstack.io/role": "frontend"}}
+                    if role == "frontend"
+                    else {
+                        "matchLabels": labels,
+                        "matchExpressions": [
+                            {
+                                "key": "inferstack.io/role",
+                                "operator": "In",
+                                "values": sorted(c.name for c in props.components if c.type != "frontend"),
+                            }
+                        ],
+                    }
+                )
+                CustomResource(
+                    self,
+                    f"pod-monitor-{role}",
+                    manifest={
+                        "apiVersion": "monitoring.coreos.com/v1",
+                        "kind": "PodMonitor",
+                        "metadata": {"name": f"{props.name}-{role}", "namespace": props.namespace, "labels": labels},
+                        "spec": {
+                            "selector": selector,
+                            "podMetricsEndpoints": [{"port": port, "path": "/metrics", "interval": "15s"}],
+                        },
+                    },
+                )
+
+    @staticmethod
+    def _component(
+        props: DynamoGraphProps, component: DynamoComponentProps, labels: Mapping[str, str]
+    ) -> dict[str, Any]:
+        pod_labels = {**props.labels, **labels, "inferstack.io/role": component.name}
+        container = k8s.Container(
+            name="main",
+            image=component.image,
+            command=list(component.command),
+            args=list(component.args) or None,
+            ports=[k8s.ContainerPort(name=n, container_port=p) for n, p in component.ports.items()],
+            env=list(component.env) or None,
+            resources=k8s.ResourceRequirements(
+                requests={k: k8s.Quantity.from_string(v) for k, v in component.requests.items()},
+                limits={k: k8s.Quantity.from_string(v) for k, v in component.limits.items()},
+            ),
+            security_context=k8s.SecurityContext(
+                run_as_non_root=True,
+                run_as_user=DYNAMO_UID,
+                allow_privilege_escalation=False,
+                capabilities=k8s.Capabilities(drop=["ALL"]),
+            ),
+            volume_mounts=[
+                k8s.VolumeMount(name="home", mount_path=DYNAMO_CACHE),
+                k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - an emptyDir
+                *component.mounts,
+            ],
+        )
+        pod = ServingPodProps(
+            name=props.name,
+            namespace=props.namespace,
+            component="dynamo",
+            image=component.image,
+            command=list(component.command),
+            args=list(component.args),
+            container_name="main",
+            port=next(iter(component.ports.values())),
+            home=DYNAMO_CACHE,
+            user="dynamo",
+            service_account="",
+            requests=component.requests,
+            limits=component.limits,
+            node_selector=component.node_selector,
+            tolerations=component.tolerations,
+            startup_seconds=600,
+            shm_gib=component.shm_gib,
+            init_containers=component.init_containers,
+            volumes=component.volumes,
+        )
+        template = template_json(pod_template(pod, pod_labels, container))
+        spec = template["spec"]
+        for key in _OPERATOR_OWNED:
+            spec.pop(key, None)
+        spec["volumes"] = [v for v in spec.get("volumes", []) if v["name"] != "shm"]  # sharedMemorySize's
+        if component.affinity:
+            spec["affinity"] = dict(component.affinity)
+        if props.pull_secrets:
+            spec["imagePullSecrets"] = [{"name": secret} for secret in props.pull_secrets]
+        return {
+            "name": component.name,
+            "type": component.type,
+            "replicas": component.replicas,
+            "sharedMemorySize": f"{component.shm_gib:g}Gi",
+            "podTemplate": {"metadata": {"labels": pod_labels}, "spec": spec},
+        }
