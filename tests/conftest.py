@@ -116,3 +116,15 @@ def ray_multi_app() -> Synthesized:
 def ray_pd_app() -> Synthesized:
     """examples/ray-pd-efa-p5.yaml: prefill/decode over NIXL/EFA on a p5 node group."""
     return _example("ray-pd-efa-p5")
+
+
+@pytest.fixture(scope="session")
+def nim_app() -> Synthesized:
+    """examples/nim-llama-70b.yaml: Llama-3.1-70B as a NIM (NIMCache + NIMService) on 8 H100 of a Karpenter pool."""
+    return _example("nim-llama-70b")
+
+
+@pytest.fixture(scope="session")
+def dynamo_app() -> Synthesized:
+    """examples/dynamo-disagg-efa.yaml: Llama-3.1-70B on Dynamo, prefill/decode over NIXL/EFA on a p5 node group."""
+    return _example("dynamo-disagg-efa")

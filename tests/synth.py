@@ -33,6 +33,8 @@ class Synthesized:
     config: InferstackConfig
     templates: dict[str, dict[str, Any]]
     stacks: dict[str, cdk.Stack] = field(repr=False)
+    directory: Path | None = None
+    """The cloud assembly (what ``cdk synth`` writes to cdk.out)."""
 
     def template(self, suffix: str) -> dict[str, Any]:
         """The template of the stack whose name ends with ``-suffix`` (``network``, ``cluster``)."""
@@ -53,7 +55,12 @@ def synthesize(config: InferstackConfig, *, nag: bool = True) -> Synthesized:
     missing = [m["key"] for m in manifest.get("missing", [])]
     assert not missing, f"synth needs context lookups (AWS credentials): {missing}"
     templates = {s.stack_name: assembly.get_stack_by_name(s.stack_name).template for s in platform.stacks}
-    return Synthesized(config=config, templates=templates, stacks={s.stack_name: s for s in platform.stacks})
+    return Synthesized(
+        config=config,
+        templates=templates,
+        stacks={s.stack_name: s for s in platform.stacks},
+        directory=Path(assembly.directory),
+    )
 
 
 def synthesize_file(path: Path) -> Synthesized:

@@ -19,6 +19,7 @@ from inferstack.rules import (
     karpenter_limits,
     node_daemons,
     placement,
+    secrets,
     storage,
 )
 from inferstack.rules.base import Finding, Rule, Severity
@@ -34,6 +35,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     karpenter_limits.RULE,
     *storage.RULES,
     *autoscaling.RULES,
+    secrets.RULE,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 

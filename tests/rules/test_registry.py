@@ -356,6 +356,48 @@ CASES: dict[str, tuple[dict, dict]] = {
         {"compute": {"node_groups": {0: {"max_size": 1}}}},  # prefill and decode each take a whole EFA node
         {"compute": {"node_groups": {0: {"max_size": 2}}}},
     ),
+    # secrets
+    "SECRET-INLINE": case(
+        {},
+        workload(
+            overrides={
+                "Deployment": {
+                    "spec": {
+                        "template": {
+                            "spec": {
+                                "containers": [
+                                    {"name": "vllm", "env": [{"name": "HF_TOKEN", "value": "hf_" + "x" * 34}]}
+                                ]
+                            }
+                        }
+                    }
+                }
+            }
+        ),
+        workload(
+            overrides={
+                "Deployment": {
+                    "spec": {
+                        "template": {
+                            "spec": {
+                                "containers": [
+                                    {
+                                        "name": "vllm",
+                                        "env": [
+                                            {
+                                                "name": "HF_TOKEN",
+                                                "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}},
+                                            }
+                                        ],
+                                    }
+                                ]
+                            }
+                        }
+                    }
+                }
+            }
+        ),
+    ),
     # nim
     "NIM-NGC-SECRETS": case(only_workload(**NIM), workload(ngc={"pull_secret": None}), {}),
     "NIM-PROFILE-TP": case(
@@ -429,14 +471,22 @@ _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
 
 def resolves(config: InferstackConfig, path: str) -> bool:
     """Whether ``path`` (``workloads[0].engine.tensor_parallel_size``) names a field of the validated config: each
-    dotted part a field of the model it is in (a leaf may hold its default), each index an existing element."""
+    dotted part a field of the model it is in (a leaf may hold its default) or a key of a mapping field
+    (``overrides``), each index an existing element."""
     node: Any = config
     parts = path.split(".")
     for position, part in enumerate(parts):
         match = _SEGMENT.match(part)
-        if match is None or not isinstance(node, BaseModel) or match[1] not in type(node).model_fields:
+        if match is None:
             return False
-        node = getattr(node, match[1])
+        if isinstance(node, dict):  # a mapping field (overrides): its keys
+            if match[1] not in node:
+                return False
+            node = node[match[1]]
+        elif isinstance(node, BaseModel) and match[1] in type(node).model_fields:
+            node = getattr(node, match[1])
+        else:
+            return False
         for index in map(int, re.findall(r"\[(\d+)\]", match[2])):
             if not isinstance(node, tuple | list) or index >= len(node):
                 return False
@@ -523,6 +573,7 @@ def test_only_rules_the_platform_cannot_be_built_without_refuse_acknowledgement(
     assert STRUCTURAL == [
         "EFA-UNSUPPORTED",
         "MODEL-SOURCE-BACKEND",
+        "SECRET-INLINE",
         "NEURON-ARTIFACTS",
         "MULTINODE-ACCELERATOR",
         "NIM-NGC-SECRETS",
