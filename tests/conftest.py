@@ -128,3 +128,9 @@ def nim_app() -> Synthesized:
 def dynamo_app() -> Synthesized:
     """examples/dynamo-disagg-efa.yaml: Llama-3.1-70B on Dynamo, prefill/decode over NIXL/EFA on a p5 node group."""
     return _example("dynamo-disagg-efa")
+
+
+@pytest.fixture(scope="session")
+def triton_app() -> Synthesized:
+    """examples/triton-vllm.yaml: Qwen3-8B on Triton's vLLM backend, two replicas on a Karpenter L40S pool."""
+    return _example("triton-vllm")

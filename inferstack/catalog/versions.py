@@ -252,6 +252,10 @@ ENGINE_IMAGES: dict[str, str] = {
     # ENTRYPOINT []), its EFA build (libfabric + aws-ofi-nccl; sets no FI_* variables) and the frontend. Public on
     # nvcr.io (examples/backends/vllm/deploy/README.md). Tags are semantic versions, so the operator's admission
     # needs no runtimeVersionOverride (webhook/validation/shared_v1beta1.go).
+    # NVIDIA Triton Inference Server with the vLLM backend (kind triton), release 26.10 (the newest release notes
+    # seen; CUDA 13.4.3, compute capability ≥ 7.5). Its vLLM version is not in the notes seen; NVIDIA's vLLM
+    # container of the same month carries vLLM 0.31.0 (?). The image's tritonserver runs as any user.
+    "triton-vllm": "nvcr.io/nvidia/tritonserver:26.10-vllm-python-py3",
     "dynamo-vllm": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0",
     "dynamo-vllm-efa": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0-efa",
     "dynamo-frontend": "nvcr.io/nvidia/ai-dynamo/dynamo-frontend:1.4.0",

@@ -22,6 +22,7 @@ from inferstack.catalog.kubernetes import WORKLOAD_OPERATORS
 from inferstack.config.dynamo import DynamoWorkloadConfig
 from inferstack.config.nim import NimWorkloadConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
+from inferstack.config.triton import TritonWorkloadConfig
 from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
 from inferstack.config.workloads import VllmWorkloadConfig, WorkloadBase
 
@@ -82,6 +83,14 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
         rules=("inferstack.rules.ray_serve:RULES",),
         operators=("kuberay",),
         summary="Ray Serve LLM on a KubeRay RayService: several models, or prefill/decode over NIXL",
+    ),
+    WorkloadKind(
+        name="triton",
+        config=TritonWorkloadConfig,
+        plan="inferstack.plan.triton:plan_triton",
+        chart="inferstack.charts.triton:TritonChart",
+        rules=("inferstack.rules.serving:RULES",),
+        summary="NVIDIA Triton with its vLLM backend (a generated model repository), one pod per replica",
     ),
     WorkloadKind(
         name="nim",

@@ -122,3 +122,18 @@ AvailabilityZone = Annotated[str, AfterValidator(_check_az)]
 Region = Annotated[str, AfterValidator(_check_region)]
 AccountId = Annotated[str, AfterValidator(_check_account)]
 PrincipalArn = Annotated[str, AfterValidator(_check_principal)]
+
+
+_PINNED_IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha256:[a-f0-9]{64})$")
+
+
+def _check_pinned_image(value: str) -> str:
+    if not _PINNED_IMAGE.match(value) or value.endswith(":latest"):
+        raise PydanticCustomError(
+            "image", "not a pinned image reference — registry/repo:tag (not latest) or registry/repo@sha256:digest"
+        )
+    return value
+
+
+#: A container image pinned by tag or digest (``registry/repository:tag``; ``latest`` moves, so it is refused).
+PinnedImage = Annotated[str, AfterValidator(_check_pinned_image)]

@@ -19,6 +19,7 @@ from inferstack.config.edit import with_changes
 from inferstack.config.engine import VllmEngineConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
+from inferstack.config.triton import TritonWorkloadConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType, VllmWorkloadConfig, WorkloadBase
 from inferstack.plan import resolve
 from inferstack.plan.placement import (
@@ -105,6 +106,8 @@ def engines(config: InferstackConfig) -> Iterator[tuple[str, ServedEngine]]:
             else:
                 for position, served in enumerate(workload.models):
                     yield f"{path}.models[{position}]", ServedEngine(index, workload, served.model, served.engine)
+        elif isinstance(workload, TritonWorkloadConfig):
+            yield path, ServedEngine(index, workload, workload.model, workload.engine)
         elif isinstance(workload, DynamoWorkloadConfig):
             for name, role in workload.roles.items():
                 yield f"{path}.{workload.role_path(name)}", ServedEngine(index, workload, workload.model, role.engine)

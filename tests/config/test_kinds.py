@@ -87,6 +87,7 @@ def test_the_schema_offers_every_kind():
         "RayServeWorkloadConfig",
         "NimWorkloadConfig",
         "DynamoWorkloadConfig",
+        "TritonWorkloadConfig",
     }
 
 

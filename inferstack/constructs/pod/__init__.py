@@ -73,7 +73,12 @@ class ServingPodProps:
     env: Sequence[k8s.EnvVar] = ()
     """The engine's environment (after HOME, USER and LOGNAME)."""
     health_path: str = "/health"
+    """Startup and readiness probe path (on ``port``). Default ``/health`` (vLLM's)."""
+    live_path: str | None = None
+    """Liveness probe path. Default: ``health_path``."""
     metrics_path: str = "/metrics"
+    metrics_port: str = "http"
+    """Name of the port the PodMonitor scrapes (``http``, or one of ``ports``). Default ``http``."""
     queue_metric: QueueMetric | None = None
     """Required with ``autoscaling``."""
     service_account: str
@@ -96,6 +101,8 @@ class ServingPodProps:
     annotations: Mapping[str, str] = field(default_factory=dict)
     ports: Mapping[str, int] = field(default_factory=dict)
     """Extra container ports, name → port."""
+    service_ports: Sequence[str] = ()
+    """Names of ``ports`` the Service exposes besides ``http`` (e.g. Triton's ``grpc``). Default none."""
 
 
 def _quantities(values: Mapping[str, str]) -> dict[str, k8s.Quantity]:
@@ -114,6 +121,13 @@ def validate(owner: str, props: ServingPodProps) -> None:
     check.at_least(owner, "startup_seconds", props.startup_seconds, PROBE_PERIOD_SECONDS, "one startup probe period")
     check.at_least(owner, "replicas", props.replicas, 0, "a Deployment cannot have fewer")
     check.at_least(owner, "shm_gib", props.shm_gib, 0.0625, "NCCL and the tokenizer pool need /dev/shm")
+    if props.metrics_port != "http" and props.metrics_port not in props.ports:
+        raise check.PropError(
+            f"{owner}: metrics_port {props.metrics_port!r} — http or one of ports {sorted(props.ports)}"
+        )
+    unknown = sorted(set(props.service_ports) - set(props.ports))
+    if unknown:
+        raise check.PropError(f"{owner}: service_ports {unknown} — names of ports {sorted(props.ports)}")
     for name, port in props.ports.items():
         check.port_name(owner, f"ports[{name!r}]", name)
         if name == "http" or port == props.port or not 1 <= port <= 65535:
@@ -151,6 +165,7 @@ def serving_container(
         *props.env,
     ]
     health = k8s.HttpGetAction(path=props.health_path, port=k8s.IntOrString.from_number(props.port))
+    live = k8s.HttpGetAction(path=props.live_path or props.health_path, port=k8s.IntOrString.from_number(props.port))
     probes: dict[str, Any] = {}
     ports: list[k8s.ContainerPort] = []
     if serves:
@@ -166,7 +181,7 @@ def serving_container(
                 failure_threshold=max(1, props.startup_seconds // PROBE_PERIOD_SECONDS),
             ),
             "readiness_probe": k8s.Probe(http_get=health, period_seconds=10, timeout_seconds=5, failure_threshold=3),
-            "liveness_probe": k8s.Probe(http_get=health, period_seconds=15, timeout_seconds=5, failure_threshold=4),
+            "liveness_probe": k8s.Probe(http_get=live, period_seconds=15, timeout_seconds=5, failure_threshold=4),
         }
         pre_stop_seconds = PRE_STOP_SECONDS if pre_stop_seconds is None else pre_stop_seconds
     if pre_stop_seconds:
@@ -238,16 +253,24 @@ def pod_template(
 def add_front(
     scope: Construct, props: ServingPodProps, labels: Mapping[str, str], serving: Mapping[str, str]
 ) -> k8s.KubeService:
-    """What fronts a serving engine's pods: the Service (``http``) and, with ``monitoring``, the PodMonitor — both
-    selecting the ``serving`` pods — and a PodDisruptionBudget of one pod at a time over all ``labels`` pods (in a
-    multi-node group, evicting any pod restarts its group: at most one group is down)."""
+    """What fronts a serving engine's pods: the Service (``http`` and the ``service_ports``) and, with
+    ``monitoring``, the PodMonitor — both selecting the ``serving`` pods — and a PodDisruptionBudget of one pod at a
+    time over all ``labels`` pods (in a multi-node group, evicting any pod restarts its group: at most one group is
+    down)."""
     service = k8s.KubeService(
         scope,
         "service",
         metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=dict(labels)),
         spec=k8s.ServiceSpec(
             selector=dict(serving),
-            ports=[k8s.ServicePort(name="http", port=props.port, target_port=k8s.IntOrString.from_string("http"))],
+            ports=[
+                k8s.ServicePort(name="http", port=props.port, target_port=k8s.IntOrString.from_string("http")),
+                *(
+                    k8s.ServicePort(name=name, port=port, target_port=k8s.IntOrString.from_string(name))
+                    for name, port in sorted(props.ports.items())
+                    if name in props.service_ports
+                ),
+            ],
         ),
     )
     k8s.KubePodDisruptionBudget(
@@ -268,7 +291,9 @@ def add_front(
                 "metadata": {"name": props.name, "namespace": props.namespace, "labels": dict(labels)},
                 "spec": {
                     "selector": {"matchLabels": dict(serving)},
-                    "podMetricsEndpoints": [{"port": "http", "path": props.metrics_path, "interval": "15s"}],
+                    "podMetricsEndpoints": [
+                        {"port": props.metrics_port, "path": props.metrics_path, "interval": "15s"}
+                    ],
                 },
             },
         )

@@ -1,0 +1,164 @@
+"""TritonServer: NVIDIA Triton Inference Server with its vLLM backend on the shared serving pod — a Deployment of
+``tritonserver`` pods loading a one-model repository (a ConfigMap: ``<model>/config.pbtxt`` with ``backend: "vllm"``
+and ``<model>/1/model.json``, the vLLM engine arguments), its Service (HTTP 8000, gRPC 8001, metrics 8002),
+PodDisruptionBudget and PodMonitor.
+
+Triton's contract this relies on (triton-inference-server/server docs, vllm_backend README;
+../shared/facts/serving-apis.md §4): ``/v2/health/ready`` is ready once every model in the repository loaded,
+``/v2/health/live`` once the server runs; metrics are on ``--metrics-port`` at ``/metrics``; the vLLM backend passes
+``model.json`` to vLLM's ``AsyncEngineArgs`` and reports ``vllm:`` metrics only with ``REPORT_CUSTOM_METRICS``;
+``--model-control-mode none`` (the default) loads the repository once at start and exits on a load error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cdk8s_plus_36 import k8s
+from constructs import Construct
+
+from inferstack.constructs import validation as check
+from inferstack.constructs.pod import PRE_STOP_SECONDS, ServingPodProps, ServingWorkload
+from inferstack.constructs.scheduling import TolerationSpec
+from inferstack.constructs.vllm import EXIT_MARGIN_SECONDS
+
+TERMINATION_GRACE_SECONDS = 120
+
+HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
+#: How long tritonserver finishes in-flight requests after SIGTERM (its default 30 s): the termination grace period
+#: (120 s) less the preStop pause and an exit margin, like vLLM's drain.
+EXIT_TIMEOUT_SECONDS = TERMINATION_GRACE_SECONDS - PRE_STOP_SECONDS - EXIT_MARGIN_SECONDS
+REPOSITORY = "/opt/inferstack/model-repository"
+HOME = "/home/triton"
+READY_PATH = "/v2/health/ready"
+LIVE_PATH = "/v2/health/live"
+#: Caches of Triton's Python stub and vLLM, on the writable home (as for the vLLM kind).
+CACHE_ENV = {
+    "XDG_CACHE_HOME": f"{HOME}/.cache",
+    "VLLM_CACHE_ROOT": f"{HOME}/.cache/vllm",
+    "TRITON_CACHE_DIR": f"{HOME}/.cache/triton",
+    "VLLM_NO_USAGE_STATS": "1",
+    "DO_NOT_TRACK": "1",
+}
+_MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+
+
+def config_pbtxt(report_metrics: bool = True) -> str:
+    """The vLLM backend's model configuration: one model instance (vLLM itself spreads over the GPUs), custom vLLM
+    metrics on the metrics port."""
+    text = 'backend: "vllm"\ninstance_group [\n  {\n    count: 1\n    kind: KIND_MODEL\n  }\n]\n'
+    if report_metrics:
+        text += 'parameters: {\n  key: "REPORT_CUSTOM_METRICS"\n  value: { string_value: "true" }\n}\n'
+    return text
+
+
+@dataclass(frozen=True, kw_only=True)
+class TritonServerProps:
+    """One Triton deployment of one vLLM-backend model.
+
+    :param model_name: the model's name in the repository and in the v2 API (``/v2/models/<name>/generate``).
+    :param engine_args: ``model.json``: vLLM ``AsyncEngineArgs`` by name (``model`` is the path, URI or id to load).
+    """
+
+    name: str
+    namespace: str
+    image: str
+    model_name: str
+    engine_args: Mapping[str, Any]
+    service_account: str
+    requests: Mapping[str, str]
+    limits: Mapping[str, str]
+    node_selector: Mapping[str, str]
+    tolerations: Sequence[TolerationSpec]
+    startup_seconds: int
+    replicas: int = 1
+    shm_gib: float = 8
+    monitoring: bool = True
+    priority_class: str | None = None
+    env: Sequence[k8s.EnvVar] = ()
+    volumes: Sequence[k8s.Volume] = ()
+    mounts: Sequence[k8s.VolumeMount] = ()
+    init_containers: Sequence[k8s.Container] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+class TritonServer(Construct):
+    """The model repository ConfigMap and the Triton Deployment + Service + PDB (+ PodMonitor on ``metrics``)."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: TritonServerProps) -> None:
+        super().__init__(scope, construct_id)
+        owner = f"TritonServer {props.name!r}"
+        if not _MODEL_NAME.match(props.model_name):
+            raise check.PropError(f"{owner}: model_name {props.model_name!r} — letters, digits, '_', '.', '-'")
+        if "model" not in props.engine_args:
+            raise check.PropError(f"{owner}: engine_args — 'model' (the weights to load) is required")
+        self.props = props
+        self.repository_name = f"{props.name}-model-repository"
+        model_json = json.dumps(dict(props.engine_args), indent=2, sort_keys=True) + "\n"
+        self.repository = k8s.KubeConfigMap(
+            self,
+            "repository",
+            metadata=k8s.ObjectMeta(
+                name=self.repository_name,
+                namespace=props.namespace,
+                labels={"app.kubernetes.io/name": props.name, "app.kubernetes.io/part-of": "inferstack"},
+            ),
+            data={"config.pbtxt": config_pbtxt(props.monitoring), "model.json": model_json},
+        )
+        volume = k8s.Volume(
+            name="model-repository",
+            config_map=k8s.ConfigMapVolumeSource(
+                name=self.repository_name,
+                items=[
+                    k8s.KeyToPath(key="config.pbtxt", path=f"{props.model_name}/config.pbtxt"),
+                    k8s.KeyToPath(key="model.json", path=f"{props.model_name}/1/model.json"),
+                ],
+            ),
+        )
+        pod = ServingPodProps(
+            name=props.name,
+            namespace=props.namespace,
+            component="triton",
+            image=props.image,
+            command=["tritonserver"],
+            args=[
+                f"--model-repository={REPOSITORY}",
+                "--model-control-mode=none",
+                f"--http-port={HTTP_PORT}",
+                f"--grpc-port={GRPC_PORT}",
+                f"--metrics-port={METRICS_PORT}",
+                f"--exit-timeout-secs={EXIT_TIMEOUT_SECONDS}",
+            ],
+            container_name="triton",
+            port=HTTP_PORT,
+            ports={"grpc": GRPC_PORT, "metrics": METRICS_PORT},
+            service_ports=("grpc", "metrics"),
+            home=HOME,
+            user="triton",
+            env=[*(k8s.EnvVar(name=k, value=v) for k, v in CACHE_ENV.items()), *props.env],
+            health_path=READY_PATH,
+            live_path=LIVE_PATH,
+            metrics_port="metrics",
+            service_account=props.service_account,
+            requests=props.requests,
+            limits=props.limits,
+            node_selector=props.node_selector,
+            tolerations=props.tolerations,
+            startup_seconds=props.startup_seconds,
+            replicas=props.replicas,
+            shm_gib=props.shm_gib,
+            init_containers=props.init_containers,
+            volumes=[*props.volumes, volume],
+            mounts=[*props.mounts, k8s.VolumeMount(name="model-repository", mount_path=REPOSITORY, read_only=True)],
+            monitoring=props.monitoring,
+            termination_grace_seconds=TERMINATION_GRACE_SECONDS,
+            priority_class=props.priority_class,
+            labels=props.labels,
+        )
+        self.workload = ServingWorkload(self, "pod", pod, owner=owner)
+        self.deployment = self.workload.deployment
+        self.service = self.workload.service
