@@ -51,12 +51,14 @@ OPERATOR_NAMESPACES = frozenset(
         "kuberay-system",
         "nim-operator",
         "dynamo-system",
+        "kserve",
+        "cert-manager",
     }
 )
 #: Operators a workload kind may need (the kind registry names them; the workloads stack installs each with Helm):
 #: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet, KubeRay (RayService), the NIM operator
-#: (NIMCache, NIMService) and the Dynamo operator (DynamoGraphDeployment).
-WORKLOAD_OPERATORS = frozenset({"prometheus", "keda", "lws", "kuberay", "nim", "dynamo"})
+#: (NIMCache, NIMService), the Dynamo operator (DynamoGraphDeployment) and KServe (InferenceService).
+WORKLOAD_OPERATORS = frozenset({"prometheus", "keda", "lws", "kuberay", "nim", "dynamo", "kserve"})
 #: Namespace of the KubeRay operator release.
 KUBERAY_NAMESPACE = "kuberay-system"
 #: Namespace of the NIM operator release (the NIM docs install it into ``nim-operator``).
@@ -66,3 +68,5 @@ NIM_NAMESPACE = "nim-operator"
 DYNAMO_NAMESPACE = "dynamo-system"
 #: StorageClass of NIM model caches: EBS gp3 provisioned for reads at load (16,000 IOPS, 1,000 MiB/s).
 MODEL_CACHE_STORAGE_CLASS = "inferstack-model-cache"
+#: Namespace of the KServe controller release (the literal ``kserve`` of its manifests becomes the release namespace).
+KSERVE_NAMESPACE = "kserve"

@@ -105,6 +105,12 @@ HELM_CHARTS: dict[str, HelmChartVersion] = {
         version="v0.20.0",
         source="kserve/kserve · charts/kserve-crd/Chart.yaml · tag v0.20.0",
     ),
+    "kserve-runtime-configs": HelmChartVersion(
+        chart="kserve-runtime-configs",
+        repository="oci://ghcr.io/kserve/charts/kserve-runtime-configs",
+        version="v0.20.0",
+        source="kserve/kserve · charts/kserve-runtime-configs/Chart.yaml · tag v0.20.0",
+    ),
     "kserve-resources": HelmChartVersion(
         chart="kserve-resources",
         repository="oci://ghcr.io/kserve/charts/kserve-resources",
@@ -115,7 +121,9 @@ HELM_CHARTS: dict[str, HelmChartVersion] = {
         chart="k8s-nim-operator",
         repository="https://helm.ngc.nvidia.com/nvidia",
         version="3.0.0",
-        source="NVIDIA/k8s-nim-operator · deployments/helm/k8s-nim-operator/Chart.yaml · tag v3.1.2",
+        # Read at tag v3.0.0 (061628a7); Chart.yaml says 3.0.0 at every tag up to v3.1.2, so the published 3.0.0
+        # may have been packaged from a later 3.0.x/3.1.x tree (?).
+        source="NVIDIA/k8s-nim-operator · deployments/helm/k8s-nim-operator/Chart.yaml · tag v3.0.0 (061628a7)",
     ),
     "dynamo-platform": HelmChartVersion(
         chart="dynamo-platform",
@@ -218,6 +226,9 @@ STORAGE_ADDONS: dict[str, str | None] = {
     "aws-fsx-csi-driver": None,
     # Prometheus' persistent volume (gp3).
     "aws-ebs-csi-driver": None,
+    # KServe's webhook certificates: cert-manager as an EKS community add-on (AWS-built, default version for the
+    # cluster; its availability per region and Kubernetes version could not be checked offline (?)).
+    "cert-manager": None,
 }
 #: Service accounts of those add-ons that take a Pod Identity role.
 STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {
@@ -256,6 +267,10 @@ ENGINE_IMAGES: dict[str, str] = {
     # seen; CUDA 13.4.3, compute capability ≥ 7.5). Its vLLM version is not in the notes seen; NVIDIA's vLLM
     # container of the same month carries vLLM 0.31.0 (?). The image's tritonserver runs as any user.
     "triton-vllm": "nvcr.io/nvidia/tritonserver:26.10-vllm-python-py3",
+    # KServe's Hugging Face runtime (kserve-runtime-configs v0.20.0: kserve/huggingfaceserver, tag the chart's version);
+    # the controller appends -gpu to the tag when the predictor's limits hold nvidia.com/gpu (pkg/utils). vLLM 0.24.0
+    # (python/huggingface_server.Dockerfile, uv.lock), USER 1000. Not set on the InferenceService: the runtime's.
+    "kserve-huggingface": "kserve/huggingfaceserver:v0.20.0-gpu",
     "dynamo-vllm": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0",
     "dynamo-vllm-efa": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0-efa",
     "dynamo-frontend": "nvcr.io/nvidia/ai-dynamo/dynamo-frontend:1.4.0",

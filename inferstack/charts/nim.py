@@ -27,7 +27,11 @@ def profile_selector(workload: NimWorkloadConfig) -> dict[str, Any]:
     if profile.qos_profile is not None:
         selector["qosProfile"] = profile.qos_profile.value
     if profile.gpu_product is not None:
-        selector["gpus"] = [{"product": profile.gpu_product}]
+        gpu: dict[str, Any] = {"product": profile.gpu_product}
+        if profile.gpu_device_ids:
+            gpu["ids"] = list(profile.gpu_device_ids)
+        selector["gpus"] = [gpu]
+    selector["lora"] = profile.lora
     return selector
 
 

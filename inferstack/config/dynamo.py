@@ -13,7 +13,7 @@ from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.base import StrictModel
-from inferstack.config.engine import VllmEngineConfig, check_extra_args
+from inferstack.config.engine import VllmEngineConfig, check_extra_args_near
 from inferstack.config.ray_serve import NixlBackend
 from inferstack.config.types import KubernetesName
 from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
@@ -24,9 +24,12 @@ from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
 DYNAMO_VLLM_FLAGS = ("0.33.0", "0.19.0")
 
 #: Longest workload name: the operator names a worker component's objects ``<name>-<component>-<worker hash>``
-#: (GetDCDResourceName, dynamo/graph.go at 1.4.0; ``-prefill`` is the longest component, the hash about 8 characters
-#: (?)), and a Service name is a DNS label of at most 63.
+#: (GetDCDResourceName, dynamo/graph.go at 1.4.0; ``-prefill`` is the longest component, the hash 8 hex characters:
+#: internal/dynamo/hash.go), and a Service name is a DNS label of at most 63.
 MAX_NAME_LENGTH = 40
+#: The operator's Dynamo namespace ``<namespace>-<name>`` is the label value ``nvidia.com/dynamo-namespace`` of every
+#: component and pod (v1beta1 dynamocomponentdeployment_types.go, graph.go): at most 63 characters.
+MAX_DYNAMO_NAMESPACE_LENGTH = 63
 
 
 class DynamoMode(StrEnum):
@@ -63,15 +66,8 @@ class DynamoFrontendConfig(StrictModel):
 
 
 def check_runtime_args(args: tuple[str, ...], prefix: str) -> None:
-    """``args`` against the vLLM flags of the runtime's vLLM (0.26.0, whose list is not vendored): a flag must be
-    one of vLLM 0.33.0's or 0.19.0's — the first list's error is raised when neither knows it (?)."""
-    try:
-        check_extra_args(args, DYNAMO_VLLM_FLAGS[0], prefix=prefix)
-    except PydanticCustomError:
-        try:
-            check_extra_args(args, DYNAMO_VLLM_FLAGS[1], prefix=prefix)
-        except PydanticCustomError:
-            check_extra_args(args, DYNAMO_VLLM_FLAGS[0], prefix=prefix)
+    """``args`` against the vLLM flags around the runtime's vLLM 0.26.0 (not vendored)."""
+    check_extra_args_near(args, DYNAMO_VLLM_FLAGS, prefix)
 
 
 def _worker_engine(engine: VllmEngineConfig) -> VllmEngineConfig:
@@ -140,6 +136,14 @@ class DynamoWorkloadConfig(SingleModelWorkload):
 
     @model_validator(mode="after")
     def _shape(self) -> DynamoWorkloadConfig:
+        dynamo_namespace = f"{self.namespace}-{self.name}"
+        if len(dynamo_namespace) > MAX_DYNAMO_NAMESPACE_LENGTH:
+            raise PydanticCustomError(
+                "dynamo_namespace",
+                "namespace and name make the operator's Dynamo namespace {value!r} ({length} characters), a label "
+                "value of at most 63 — shorten the name or the namespace",
+                {"value": dynamo_namespace, "length": len(dynamo_namespace), "field": "name"},
+            )
         aggregated = self.mode is DynamoMode.AGGREGATED
         wrong = ("prefill", "decode") if aggregated else ("workers",)
         for field in wrong:

@@ -90,6 +90,18 @@ def check_extra_args(args: tuple[str, ...] | list[str], version: str, prefix: st
     )
 
 
+def check_extra_args_near(args: tuple[str, ...] | list[str], versions: tuple[str, ...], prefix: str = "") -> None:
+    """``args`` of an engine whose vLLM release has no vendored flag list, against the vendored ``versions`` around
+    it: a flag must be one of any of them; when none knows it, the first list's error is raised (?)."""
+    for version in versions:
+        try:
+            check_extra_args(args, version, prefix=prefix)
+            return
+        except PydanticCustomError:
+            continue
+    check_extra_args(args, versions[0], prefix=prefix)
+
+
 class Dtype(StrEnum):
     AUTO = "auto"
     BFLOAT16 = "bfloat16"

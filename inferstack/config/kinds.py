@@ -20,6 +20,7 @@ from pydantic import Discriminator, Tag
 
 from inferstack.catalog.kubernetes import WORKLOAD_OPERATORS
 from inferstack.config.dynamo import DynamoWorkloadConfig
+from inferstack.config.kserve import KServeWorkloadConfig
 from inferstack.config.nim import NimWorkloadConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
 from inferstack.config.triton import TritonWorkloadConfig
@@ -91,6 +92,15 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
         chart="inferstack.charts.triton:TritonChart",
         rules=("inferstack.rules.serving:RULES",),
         summary="NVIDIA Triton with its vLLM backend (a generated model repository), one pod per replica",
+    ),
+    WorkloadKind(
+        name="kserve",
+        config=KServeWorkloadConfig,
+        plan="inferstack.plan.kserve:plan_kserve",
+        chart="inferstack.charts.kserve:KServeChart",
+        rules=("inferstack.rules.serving:RULES", "inferstack.rules.kserve:RULES"),
+        operators=("kserve",),
+        summary="KServe InferenceService (Hugging Face runtime, vLLM backend): Standard, or Knative scale to zero",
     ),
     WorkloadKind(
         name="nim",

@@ -207,6 +207,30 @@ BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-
 SYSTEM_NAMESPACES = BUILT_IN_NAMESPACES - {"default"}
 
 
+class KnativeIngress(StrEnum):
+    KOURIER = "kourier"
+    """net-kourier (``ingress-class: kourier.ingress.networking.knative.dev``): KServe then creates no Istio
+    VirtualService (``disableIstioVirtualHost``)."""
+    ISTIO = "istio"
+    """net-istio with the ``knative-serving/knative-ingress-gateway`` and local gateways KServe defaults to."""
+
+
+class KnativeServingConfig(StrictModel):
+    """A Knative Serving installation on the cluster, made before inferstack's KServe (the KServe controller
+    decides at start whether it manages Knative Services). What KServe's GPU predictors need of it: the
+    ``config-features`` flags ``kubernetes.podspec-nodeselector`` and ``kubernetes.podspec-tolerations``
+    enabled (Knative 1.21 disables both by default), and the ``config-autoscaler`` ConfigMap in
+    ``knative-serving``."""
+
+    version: str = Field(default="1.21", pattern=r"^1\.[0-9]+$")
+    """Knative Serving minor version (KServe v0.20.0 is tested with 1.21). Default 1.21."""
+    ingress: KnativeIngress = KnativeIngress.KOURIER
+    """Its networking layer. Default ``kourier``."""
+    podspec_features_enabled: bool = False
+    """You enabled ``kubernetes.podspec-nodeselector`` and ``kubernetes.podspec-tolerations`` in
+    ``config-features`` (without them Knative refuses a predictor placed on GPU nodes). Default false."""
+
+
 class ClusterConfig(StrictModel):
     """The EKS cluster."""
 
@@ -233,6 +257,10 @@ class ClusterConfig(StrictModel):
     ``privileged`` level (their owner's labels are not known at synth). ``default``, ``kube-system``,
     ``kube-public`` and ``kube-node-lease`` always count as existing. Default none: every other workload
     namespace is created by inferstack with Pod Security ``enforce: baseline``."""
+
+    knative_serving: KnativeServingConfig | None = None
+    """Knative Serving as it runs on the cluster (installed by you: inferstack does not install it). Required by
+    ``kind: kserve`` workloads in ``Knative`` mode (scale to zero). Default: none."""
 
     @property
     def preexisting_namespaces(self) -> frozenset[str]:
@@ -309,6 +337,11 @@ class ObservabilityConfig(StrictModel):
     install_nim_operator: bool = True
     """The NIM operator (NIMCache, NIMService CRDs) and the ``inferstack-model-cache`` StorageClass when a ``nim``
     workload exists. Default on."""
+    install_kserve: bool = True
+    """KServe v0.20.0 (CRDs, controller, the Hugging Face runtime) when a ``kserve`` workload exists. Default on."""
+    install_cert_manager: bool = True
+    """cert-manager (the EKS add-on), which KServe's webhook certificates need, when KServe is installed. Turn off
+    when the cluster runs cert-manager already. Default on."""
     install_dynamo_operator: bool = True
     """The Dynamo platform's operator (DynamoGraphDeployment CRD, applied by the operator) when a ``dynamo``
     workload exists. Default on."""

@@ -89,7 +89,14 @@ class NimProfileConfig(StrictModel):
     qos_profile: NimQos | None = None
     """Default: any."""
     gpu_product: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_-]*$")
-    """NIM's GPU name (e.g. ``h100``, ``l40s``). Default: any GPU."""
+    """NIM's GPU name (e.g. ``h100``, ``l40s``); a lower-case substring match (``h100`` also matches ``h100_nvl``
+    profiles: nimparser.go). Default: any GPU."""
+    gpu_device_ids: tuple[str, ...] = Field(default=(), max_length=8)
+    """PCI device ids of the GPU (the profiles' ``gpu_device`` tag, e.g. ``2330`` for H100 SXM), with
+    ``gpu_product``: narrows the match to one GPU variant. Default: none."""
+    lora: bool = False
+    """Select LoRA profiles. Default false — rendered, so LoRA variants are not cached beside the base profile
+    (the v2 manifest parser filters them only when the selector says)."""
     ids: tuple[str, ...] = ()
     """Explicit profile ids (64 hex characters, from ``list-model-profiles``); the selectors then do not apply."""
 
@@ -103,11 +110,23 @@ class NimProfileConfig(StrictModel):
                 )
         return value
 
+    @field_validator("gpu_device_ids")
+    @classmethod
+    def _device_ids(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for item in value:
+            if not re.fullmatch(r"[0-9a-f]{4}", item):
+                raise PydanticCustomError("nim_device_id", "{id!r} is not a PCI device id — 4 hex digits", {"id": item})
+        return value
+
     @model_validator(mode="after")
     def _exclusive(self) -> NimProfileConfig:
         selectors = [
             f for f in ("engine", "precision", "tensor_parallelism", "qos_profile", "gpu_product") if getattr(self, f)
         ]
+        if self.gpu_device_ids and self.gpu_product is None:
+            raise PydanticCustomError(
+                "nim_device_ids", "gpu_device_ids narrow gpu_product — set gpu_product too", {"field": "gpu_product"}
+            )
         if self.ids and selectors:
             raise PydanticCustomError(
                 "nim_profile_ids",

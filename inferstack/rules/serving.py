@@ -17,6 +17,7 @@ from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolC
 from inferstack.config.dynamo import DynamoWorkloadConfig
 from inferstack.config.edit import with_changes
 from inferstack.config.engine import VllmEngineConfig
+from inferstack.config.kserve import KServeWorkloadConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
 from inferstack.config.triton import TritonWorkloadConfig
@@ -106,7 +107,7 @@ def engines(config: InferstackConfig) -> Iterator[tuple[str, ServedEngine]]:
             else:
                 for position, served in enumerate(workload.models):
                     yield f"{path}.models[{position}]", ServedEngine(index, workload, served.model, served.engine)
-        elif isinstance(workload, TritonWorkloadConfig):
+        elif isinstance(workload, TritonWorkloadConfig | KServeWorkloadConfig):
             yield path, ServedEngine(index, workload, workload.model, workload.engine)
         elif isinstance(workload, DynamoWorkloadConfig):
             for name, role in workload.roles.items():

@@ -17,6 +17,7 @@ from constructs import Construct
 
 from inferstack.catalog.kubernetes import (
     DYNAMO_NAMESPACE,
+    KSERVE_NAMESPACE,
     KUBERAY_NAMESPACE,
     LWS_NAMESPACE,
     MODEL_CACHE_STORAGE_CLASS,
@@ -24,7 +25,7 @@ from inferstack.catalog.kubernetes import (
     POOL_LABEL,
     SYSTEM_POOL,
 )
-from inferstack.catalog.versions import IMAGES
+from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
 from inferstack.config.model import InferstackConfig
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.helm import helm_chart
@@ -219,6 +220,106 @@ def add_dynamo_operator(scope: Construct, cluster: eks.ICluster) -> Construct:
     return ready
 
 
+#: KServe's fail-closed mutating webhook (charts/kserve-resources resources.yaml at v0.20.0): its CA bundle is
+#: injected by cert-manager's cainjector (``cert-manager.io/inject-ca-from: kserve/serving-cert``).
+KSERVE_MUTATING_WEBHOOK = "inferenceservice.serving.kserve.io"
+#: The serving runtimes of kserve-runtime-configs v0.20.0 (values.yaml ``kserve.servingruntime.*``): only the
+#: Hugging Face runtime is installed.
+KSERVE_RUNTIMES = (
+    "tensorflow",
+    "mlserver",
+    "sklearnserver",
+    "xgbserver",
+    "huggingfaceserver",
+    "huggingfaceserver_multinode",
+    "tritonserver",
+    "pmmlserver",
+    "predictiveserver",
+    "paddleserver",
+    "lgbserver",
+    "autogluonserver",
+    "torchserve",
+    "vllmserver",
+)
+CERT_MANAGER_ADDON = "cert-manager"
+
+
+def kserve_values(config: InferstackConfig) -> dict[str, Any]:
+    """kserve-resources v0.20.0 values: Standard as the default mode (an InferenceService asks for Knative with its
+    annotation), no Ingress objects (the platform has no ingress controller; clients use ``<name>-predictor``), no
+    Istio VirtualService unless Knative runs on Istio, the controller on the system nodes. Its webhook certificate
+    comes from cert-manager (``serving-cert``; the chart has no other mode)."""
+    knative = config.cluster.knative_serving
+    istio = knative is not None and knative.ingress.value == "istio"
+    return {
+        "kserve": {
+            "controller": {
+                "deploymentMode": "Standard",
+                "nodeSelector": {POOL_LABEL: SYSTEM_POOL},
+                "gateway": {"disableIngressCreation": True, "disableIstioVirtualHost": not istio},
+            }
+        }
+    }
+
+
+def kserve_runtime_values() -> dict[str, Any]:
+    """kserve-runtime-configs v0.20.0 values: the runtimes on (the chart installs none by default), every one but the
+    Hugging Face server disabled."""
+    runtimes: dict[str, Any] = {name: {"disabled": name != "huggingfaceserver"} for name in KSERVE_RUNTIMES}
+    return {"kserve": {"servingruntime": {"enabled": True, **runtimes}}}
+
+
+def add_kserve(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct:
+    """KServe v0.20.0 in ``kserve``: cert-manager (the EKS community add-on, unless ``install_cert_manager`` is
+    off), the CRDs (kserve-crd), the controller (kserve-resources, ``--wait``; its readiness is its webhook server
+    started), a gate until cert-manager injected the mutating webhook's CA bundle (its webhooks fail closed), then
+    the Hugging Face ClusterServingRuntime (kserve-runtime-configs: its validating webhook is the controller's).
+    Returns the runtime release: InferenceServices depend on it."""
+    crds = helm_chart(scope, "KServeCrd", cluster, "kserve-crd", KSERVE_NAMESPACE, {}, create_namespace=True)
+    controller = helm_chart(
+        scope,
+        "KServe",
+        cluster,
+        "kserve-resources",
+        KSERVE_NAMESPACE,
+        kserve_values(config),
+        create_namespace=True,
+        wait=True,
+    )
+    controller.node.add_dependency(crds)
+    if config.observability.install_cert_manager:
+        cert_manager = eks.Addon(
+            scope,
+            f"Addon-{CERT_MANAGER_ADDON}",
+            cluster=cluster,
+            addon_name=CERT_MANAGER_ADDON,
+            addon_version=STORAGE_ADDONS.get(CERT_MANAGER_ADDON),
+            preserve_on_delete=False,
+        )
+        controller.node.add_dependency(cert_manager)
+    ready = eks.KubernetesObjectValue(
+        scope,
+        "KServeWebhookReady",
+        cluster=cluster,
+        object_type="mutatingwebhookconfiguration",
+        object_name=KSERVE_MUTATING_WEBHOOK,
+        json_path=".webhooks[0].clientConfig.caBundle",
+        timeout=Duration.minutes(10),
+    )
+    ready.node.add_dependency(controller)
+    runtimes = helm_chart(
+        scope,
+        "KServeRuntimes",
+        cluster,
+        "kserve-runtime-configs",
+        KSERVE_NAMESPACE,
+        kserve_runtime_values(),
+        create_namespace=True,
+    )
+    runtimes.node.add_dependency(ready)
+    return runtimes
+
+
 def _prometheus(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> eks.HelmChart | None:
     observability = config.observability
     return add_prometheus_stack(scope, cluster, observability) if observability.install_prometheus_stack else None
@@ -244,6 +345,10 @@ def _dynamo(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -
     return add_dynamo_operator(scope, cluster) if config.observability.install_dynamo_operator else None
 
 
+def _kserve(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
+    return add_kserve(scope, cluster, config) if config.observability.install_kserve else None
+
+
 #: Operator name (:data:`inferstack.catalog.kubernetes.WORKLOAD_OPERATORS`) → installer.
 WORKLOAD_OPERATORS: dict[str, OperatorInstaller] = {
     "prometheus": _prometheus,
@@ -252,4 +357,5 @@ WORKLOAD_OPERATORS: dict[str, OperatorInstaller] = {
     "kuberay": _kuberay,
     "nim": _nim,
     "dynamo": _dynamo,
+    "kserve": _kserve,
 }

@@ -88,6 +88,7 @@ def test_the_schema_offers_every_kind():
         "NimWorkloadConfig",
         "DynamoWorkloadConfig",
         "TritonWorkloadConfig",
+        "KServeWorkloadConfig",
     }
 
 

@@ -91,11 +91,28 @@ DYNAMO_PD = {
     "prefill": {"engine": {"tensor_parallel_size": 8}},
     "decode": {"engine": {"tensor_parallel_size": 8}},
 }
+#: Qwen3-8B on KServe in Knative mode, scaled to zero, on the L40S pool (Knative declared).
+KSERVE = {
+    "kind": "kserve",
+    "deployment_mode": "Knative",
+    "sync_model": False,
+    "model": {"id": "Qwen/Qwen3-8B", "source": {"type": "s3_mount"}},
+    "scaling": {"min_replicas": 0, "max_replicas": 2},
+}
+KNATIVE = {"cluster": {"knative_serving": {"podspec_features_enabled": True}}}
 #: A vLLM image with the EFA stack (libfabric + aws-ofi-nccl), built by the user.
 EFA_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm-efa:v0.19.0"
 #: Rules whose findings are warnings (printed, synth goes on); every other rule's findings here are errors.
 WARNING_RULES = frozenset(
-    {"ENGINE-FLAGS-UNVERIFIED", "MULTINODE-ZONE", "MULTINODE-EFA", "MULTINODE-EFA-IMAGE", "RAY-UPGRADE-CAPACITY"}
+    {
+        "ENGINE-FLAGS-UNVERIFIED",
+        "MULTINODE-ZONE",
+        "MULTINODE-EFA",
+        "MULTINODE-EFA-IMAGE",
+        "RAY-UPGRADE-CAPACITY",
+        "KSERVE-REQUEST-TIMEOUT",
+        "KSERVE-SYNC-WAIT",
+    }
 )
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
 #: is also a pod asking for more devices than any node of its pool has; a P/D pool spanning zones is an EFA pool
@@ -398,6 +415,32 @@ CASES: dict[str, tuple[dict, dict]] = {
             }
         ),
     ),
+    # kserve
+    "KSERVE-SCALE-ZERO": case(
+        only_workload(**{**KSERVE, "deployment_mode": "Standard"}),
+        workload(scaling={"min_replicas": 0}),
+        workload(scaling={"min_replicas": 1}),
+    ),
+    "KSERVE-KNATIVE": case(
+        only_workload(**KSERVE),
+        {"cluster": {"knative_serving": {"podspec_features_enabled": False}}},
+        KNATIVE,
+    ),
+    "KSERVE-COLD-START": case(
+        merge(KNATIVE, only_workload(**KSERVE)),
+        workload(cold_start_tolerance_seconds=60),  # a node, the image and the model take minutes
+        workload(cold_start_tolerance_seconds=900),
+    ),
+    "KSERVE-REQUEST-TIMEOUT": case(
+        merge(KNATIVE, only_workload(**{**KSERVE, "model": {"id": "Qwen/Qwen3-8B", "source": {"type": "hf"}}})),
+        {},  # a download from Hugging Face: longer than Knative's 600 s
+        workload(scaling={"min_replicas": 1}),
+    ),
+    "KSERVE-SYNC-WAIT": case(
+        merge(KNATIVE, only_workload(**KSERVE)),
+        workload(sync_model=True),
+        workload(sync_model=False),
+    ),
     # nim
     "NIM-NGC-SECRETS": case(only_workload(**NIM), workload(ngc={"pull_secret": None}), {}),
     "NIM-PROFILE-TP": case(
@@ -576,6 +619,7 @@ def test_only_rules_the_platform_cannot_be_built_without_refuse_acknowledgement(
         "SECRET-INLINE",
         "NEURON-ARTIFACTS",
         "MULTINODE-ACCELERATOR",
+        "KSERVE-KNATIVE",
         "NIM-NGC-SECRETS",
     ]
 

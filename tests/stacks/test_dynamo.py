@@ -218,6 +218,7 @@ class TestConfig:
                 "runtime image",
             ),
             ({"name": "n" * 41}, "workloads[0].name", "at most 40"),
+            ({"name": "n" * 40, "namespace": "ml-inference-production-team"}, "workloads[0].name", "label value"),
         ],
     )
     def test_bad_fields_are_named(self, fields, path, words):

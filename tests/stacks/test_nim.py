@@ -83,8 +83,9 @@ class TestNimCache:
             "tensorParallelism": "8",  # a string in the CRD
             "engine": "tensorrt_llm",
             "precision": "bf16",
-            "qosProfile": "throughput",
-            "gpus": [{"product": "h100"}],
+            "qosProfile": "latency",
+            "gpus": [{"product": "h100", "ids": ["2330"]}],
+            "lora": False,  # else the v2 manifest parser caches LoRA variants beside the base profile
         }
         assert ngc["modelPuller"] == "nvcr.io/nim/meta/llama-3.1-70b-instruct:1.8.4"
         assert ngc["authSecret"] == "ngc-api-secret" and ngc["pullSecret"] == "ngc-secret"
@@ -94,7 +95,7 @@ class TestNimCache:
         assert spec["storage"]["pvc"] == {
             "create": True,
             "name": "llama-70b-model-cache",
-            "size": "250Gi",
+            "size": "300Gi",
             "storageClass": MODEL_CACHE_STORAGE_CLASS,
             "volumeAccessMode": "ReadWriteOnce",  # no default in the operator
         }
@@ -176,6 +177,16 @@ class TestConfig:
             ),
             ({"cache": {"size_gib": 10}}, "workloads[0].cache.size_gib", "32"),
             ({"name": "n" * 48}, "workloads[0].name", "at most 47"),
+            (
+                {"cache": {"profile": {"gpu_device_ids": ["2330"]}}},
+                "workloads[0].cache.profile.gpu_product",
+                "gpu_product",
+            ),
+            (
+                {"cache": {"profile": {"gpu_product": "h100", "gpu_device_ids": ["H100"]}}},
+                "workloads[0].cache.profile.gpu_device_ids",
+                "PCI",
+            ),
         ],
     )
     def test_bad_fields_are_named(self, fields, path, words):

@@ -83,9 +83,39 @@ def _walk(node: Any, parts: list[str], path: str) -> Iterator[tuple[str, Any]]:
         yield from _walk(child, rest, prefix)
 
 
+#: Fields of a KServe predictor that are KServe's own, not PodSpec fields (v1beta1 PredictorSpec).
+_PREDICTOR_FIELDS = frozenset(
+    {
+        "model", "minReplicas", "maxReplicas", "scaleMetric", "scaleMetricType", "scaleTarget", "autoScaling",
+        "containerConcurrency", "timeout", "canaryTrafficPercent", "logger", "batcher", "labels", "annotations",
+        "deploymentStrategy", "workerSpec", "storageUris", "huggingface", "sklearn", "xgboost", "tensorflow",
+        "pytorch", "triton", "onnx", "pmml", "lightgbm", "paddle", "storageContainerName",
+    }
+)  # fmt: skip
+
+
+def _predictor(manifest: Mapping[str, Any]) -> Iterator[PodTemplate]:
+    """A KServe InferenceService's predictor as the pod KServe renders: its PodSpec fields, the ``model``
+    container (``kserve-container``) first, labelled ``serving.kserve.io/inferenceservice: <name>``."""
+    predictor = (manifest.get("spec") or {}).get("predictor")
+    if not isinstance(predictor, Mapping):
+        return
+    spec: dict[str, Any] = {k: v for k, v in predictor.items() if k not in _PREDICTOR_FIELDS}
+    model = predictor.get("model")
+    containers = [{"name": "kserve-container", **model}] if isinstance(model, Mapping) else []
+    spec["containers"] = [*containers, *(predictor.get("containers") or [])]
+    name = (manifest.get("metadata") or {}).get("name")
+    labels = {**(predictor.get("labels") or {}), "serving.kserve.io/inferenceservice": name}
+    yield PodTemplate(manifest, "spec.predictor", labels, spec)
+
+
 def pod_templates(manifest: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    """Every pod template of ``manifest`` (a bare ``Pod`` is its own template, at path ``""``)."""
+    """Every pod template of ``manifest`` (a bare ``Pod`` is its own template, at path ``""``; a KServe
+    InferenceService's predictor at ``spec.predictor``)."""
     kind = manifest.get("kind")
+    if kind == "InferenceService":
+        yield from _predictor(manifest)
+        return
     if kind == "Pod":
         yield PodTemplate(manifest, "", manifest.get("metadata", {}).get("labels") or {}, manifest.get("spec") or {})
         return
