@@ -134,3 +134,9 @@ def dynamo_app() -> Synthesized:
 def triton_app() -> Synthesized:
     """examples/triton-vllm.yaml: Qwen3-8B on Triton's vLLM backend, two replicas on a Karpenter L40S pool."""
     return _example("triton-vllm")
+
+
+@pytest.fixture(scope="session")
+def kserve_app() -> Synthesized:
+    """examples/kserve-scale-to-zero.yaml: Qwen3-8B on KServe in Knative mode, scaled to zero, mounted from S3."""
+    return _example("kserve-scale-to-zero")
