@@ -8,12 +8,12 @@ from typing import Any
 
 from cdk8s_plus_36 import k8s
 
+from inferstack.charts.engine import engine_placement
 from inferstack.charts.vllm import engine_args_for, engine_env_for
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.triton import TritonWorkloadConfig
 from inferstack.config.workloads import ModelSourceType
 from inferstack.constructs.triton import TritonServer, TritonServerProps
-from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
 from inferstack.plan import ResolvedWorkload
 
 
@@ -38,33 +38,15 @@ class TritonChart(WorkloadChart):
         assert isinstance(workload, TritonWorkloadConfig)
         loading = self.loading
         assert loading is not None
-        role, pod = resolved.server, resolved.server.pod
-        env = [
-            *loading.env,
-            *(k8s.EnvVar(name=k, value=v) for k, v in engine_env_for(workload.engine, workload.model).items()),
-        ]
+        engine_env = engine_env_for(workload.engine, workload.model)
         self.server = TritonServer(
             self,
             "triton",
             TritonServerProps(
-                name=workload.name,
-                namespace=workload.namespace,
                 image=resolved.image,
                 model_name=workload.name,
                 engine_args=model_json(workload, loading.model),
-                service_account=role.service_account,
-                requests=pod.requests,
-                limits=pod.limits,
-                node_selector=pod.node_selector,
-                tolerations=sorted(pod.tolerations),
-                startup_seconds=pod.startup_seconds,
-                replicas=workload.replicas,
-                shm_gib=workload.resources.shm_gib,
-                monitoring=workload.monitoring,
-                priority_class=SERVING_PRIORITY_CLASS,
-                env=env,
-                volumes=loading.volumes,
-                mounts=loading.mounts,
-                init_containers=self.wait_for_model(resolved, refs),
+                placement=engine_placement(self, resolved, refs),
+                env=[*loading.env, *(k8s.EnvVar(name=k, value=v) for k, v in engine_env.items())],
             ),
         )

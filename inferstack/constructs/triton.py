@@ -12,18 +12,19 @@ Triton's contract this relies on (triton-inference-server/server docs, vllm_back
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.constructs import validation as check
-from inferstack.constructs.pod import PRE_STOP_SECONDS, ServingPodProps, ServingWorkload
-from inferstack.constructs.scheduling import TolerationSpec
+from inferstack.constructs.engine import EnginePlacement, EngineServer, EngineSpec
+from inferstack.constructs.pod import PRE_STOP_SECONDS
 from inferstack.constructs.vllm import EXIT_MARGIN_SECONDS
 
 TERMINATION_GRACE_SECONDS = 120
@@ -62,28 +63,14 @@ class TritonServerProps:
 
     :param model_name: the model's name in the repository and in the v2 API (``/v2/models/<name>/generate``).
     :param engine_args: ``model.json``: vLLM ``AsyncEngineArgs`` by name (``model`` is the path, URI or id to load).
+    :param placement: the pods' identity, resources, placement and model volumes (from the plan).
     """
 
-    name: str
-    namespace: str
     image: str
     model_name: str
     engine_args: Mapping[str, Any]
-    service_account: str
-    requests: Mapping[str, str]
-    limits: Mapping[str, str]
-    node_selector: Mapping[str, str]
-    tolerations: Sequence[TolerationSpec]
-    startup_seconds: int
-    replicas: int = 1
-    shm_gib: float = 8
-    monitoring: bool = True
-    priority_class: str | None = None
+    placement: EnginePlacement
     env: Sequence[k8s.EnvVar] = ()
-    volumes: Sequence[k8s.Volume] = ()
-    mounts: Sequence[k8s.VolumeMount] = ()
-    init_containers: Sequence[k8s.Container] = ()
-    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 class TritonServer(Construct):
@@ -91,23 +78,24 @@ class TritonServer(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: TritonServerProps) -> None:
         super().__init__(scope, construct_id)
-        owner = f"TritonServer {props.name!r}"
+        placement = props.placement
+        owner = f"TritonServer {placement.name!r}"
         if not _MODEL_NAME.match(props.model_name):
             raise check.PropError(f"{owner}: model_name {props.model_name!r} — letters, digits, '_', '.', '-'")
         if "model" not in props.engine_args:
             raise check.PropError(f"{owner}: engine_args — 'model' (the weights to load) is required")
         self.props = props
-        self.repository_name = f"{props.name}-model-repository"
+        self.repository_name = f"{placement.name}-model-repository"
         model_json = json.dumps(dict(props.engine_args), indent=2, sort_keys=True) + "\n"
         self.repository = k8s.KubeConfigMap(
             self,
             "repository",
             metadata=k8s.ObjectMeta(
                 name=self.repository_name,
-                namespace=props.namespace,
-                labels={"app.kubernetes.io/name": props.name, "app.kubernetes.io/part-of": "inferstack"},
+                namespace=placement.namespace,
+                labels={"app.kubernetes.io/name": placement.name, "app.kubernetes.io/part-of": "inferstack"},
             ),
-            data={"config.pbtxt": config_pbtxt(props.monitoring), "model.json": model_json},
+            data={"config.pbtxt": config_pbtxt(placement.monitoring), "model.json": model_json},
         )
         volume = k8s.Volume(
             name="model-repository",
@@ -119,9 +107,7 @@ class TritonServer(Construct):
                 ],
             ),
         )
-        pod = ServingPodProps(
-            name=props.name,
-            namespace=props.namespace,
+        spec = EngineSpec(
             component="triton",
             image=props.image,
             command=["tritonserver"],
@@ -137,28 +123,19 @@ class TritonServer(Construct):
             port=HTTP_PORT,
             ports={"grpc": GRPC_PORT, "metrics": METRICS_PORT},
             service_ports=("grpc", "metrics"),
-            home=HOME,
-            user="triton",
-            env=[*(k8s.EnvVar(name=k, value=v) for k, v in CACHE_ENV.items()), *props.env],
             health_path=READY_PATH,
             live_path=LIVE_PATH,
             metrics_port="metrics",
-            service_account=props.service_account,
-            requests=props.requests,
-            limits=props.limits,
-            node_selector=props.node_selector,
-            tolerations=props.tolerations,
-            startup_seconds=props.startup_seconds,
-            replicas=props.replicas,
-            shm_gib=props.shm_gib,
-            init_containers=props.init_containers,
-            volumes=[*props.volumes, volume],
-            mounts=[*props.mounts, k8s.VolumeMount(name="model-repository", mount_path=REPOSITORY, read_only=True)],
-            monitoring=props.monitoring,
+            home=HOME,
+            user="triton",
+            env=[*(k8s.EnvVar(name=k, value=v) for k, v in CACHE_ENV.items()), *props.env],
             termination_grace_seconds=TERMINATION_GRACE_SECONDS,
-            priority_class=props.priority_class,
-            labels=props.labels,
         )
-        self.workload = ServingWorkload(self, "pod", pod, owner=owner)
-        self.deployment = self.workload.deployment
-        self.service = self.workload.service
+        placement = dataclasses.replace(
+            placement,
+            volumes=[*placement.volumes, volume],
+            mounts=[*placement.mounts, k8s.VolumeMount(name="model-repository", mount_path=REPOSITORY, read_only=True)],
+        )
+        self.server = EngineServer(self, "server", spec, placement, owner=owner)
+        self.deployment = self.server.deployment
+        self.service = self.server.service

@@ -1,0 +1,33 @@
+"""What every single-node engine chart (Triton, SGLang, TGI, Ollama) takes from the plan: the server pod's identity,
+resources, placement, startup budget and replicas, and the primary model's volumes and sync wait."""
+
+from __future__ import annotations
+
+from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.constructs.engine import EnginePlacement
+from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
+from inferstack.plan import ResolvedWorkload
+
+
+def engine_placement(chart: WorkloadChart, resolved: ResolvedWorkload, refs: StorageRefs) -> EnginePlacement:
+    """The server role's pod as :class:`EnginePlacement`: serving priority, the model's volumes and mounts (none
+    without a bucket model), the wait for its sync Job."""
+    workload, role, pod = resolved.config, resolved.server, resolved.server.pod
+    loading = chart.loading
+    return EnginePlacement(
+        name=workload.name,
+        namespace=workload.namespace,
+        service_account=role.service_account,
+        requests=pod.requests,
+        limits=pod.limits,
+        node_selector=pod.node_selector,
+        tolerations=sorted(pod.tolerations),
+        startup_seconds=pod.startup_seconds,
+        replicas=workload.replicas,
+        shm_gib=workload.resources.shm_gib,
+        monitoring=workload.monitoring,
+        priority_class=SERVING_PRIORITY_CLASS,
+        volumes=loading.volumes if loading else (),
+        mounts=loading.mounts if loading else (),
+        init_containers=chart.wait_for_model(resolved, refs) if resolved.models else (),
+    )
