@@ -57,8 +57,9 @@ OPERATOR_NAMESPACES = frozenset(
 )
 #: Operators a workload kind may need (the kind registry names them; the workloads stack installs each with Helm):
 #: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet, KubeRay (RayService), the NIM operator
-#: (NIMCache, NIMService), the Dynamo operator (DynamoGraphDeployment) and KServe (InferenceService).
-WORKLOAD_OPERATORS = frozenset({"prometheus", "keda", "lws", "kuberay", "nim", "dynamo", "kserve"})
+#: (NIMCache, NIMService), the Dynamo operator (DynamoGraphDeployment), KServe (InferenceService) and the
+#: ``inferstack-model-cache`` StorageClass (``model-cache``: NIM caches, Ollama's models).
+WORKLOAD_OPERATORS = frozenset({"prometheus", "keda", "lws", "kuberay", "nim", "dynamo", "kserve", "model-cache"})
 #: Namespace of the KubeRay operator release.
 KUBERAY_NAMESPACE = "kuberay-system"
 #: Namespace of the NIM operator release (the NIM docs install it into ``nim-operator``).

@@ -271,6 +271,16 @@ ENGINE_IMAGES: dict[str, str] = {
     # the controller appends -gpu to the tag when the predictor's limits hold nvidia.com/gpu (pkg/utils). vLLM 0.24.0
     # (python/huggingface_server.Dockerfile, uv.lock), USER 1000. Not set on the InferenceService: the runtime's.
     "kserve-huggingface": "kserve/huggingfaceserver:v0.20.0-gpu",
+    # SGLang 0.5.19, the last release with a CUDA 12 image (PR #38404 "Retire the CUDA 12 lane"; later images are CUDA
+    # 13 only and need a CUDA-13 driver on the node). The tag's digest could not be resolved offline (?). No USER
+    # (root) in the stored Dockerfiles; inferstack runs it as uid 1000 with a writable HOME for its caches.
+    "sglang": "docker.io/lmsysorg/sglang:v0.5.19-cu129",
+    # Hugging Face TGI 3.3.7 (tag v3.3.7 = dfb3fbe7, 2025-12-18; build.yaml publishes type=semver {{version}}), the
+    # last release: TGI is in maintenance mode since 2025-12-11. Runs as root (its Python is under /root/.local).
+    "tgi": "ghcr.io/huggingface/text-generation-inference:3.3.7",
+    # Ollama 0.32.15 (tag b7871fc0, release.yaml tags {{version}} without v). No USER; runs as uid 1000 here with
+    # HOME on a writable volume (serve writes ~/.ollama/id_ed25519 at start and exits if it cannot).
+    "ollama": "docker.io/ollama/ollama:0.32.15",
     "dynamo-vllm": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0",
     "dynamo-vllm-efa": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0-efa",
     "dynamo-frontend": "nvcr.io/nvidia/ai-dynamo/dynamo-frontend:1.4.0",

@@ -4,6 +4,7 @@ resources, placement, startup budget and replicas, and the primary model's volum
 from __future__ import annotations
 
 from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.engine import EnginePlacement
 from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
 from inferstack.plan import ResolvedWorkload
@@ -31,3 +32,8 @@ def engine_placement(chart: WorkloadChart, resolved: ResolvedWorkload, refs: Sto
         mounts=loading.mounts if loading else (),
         init_containers=chart.wait_for_model(resolved, refs) if resolved.models else (),
     )
+
+
+def hub_env(model: ModelConfig) -> dict[str, str]:
+    """``HF_HUB_OFFLINE=1`` unless the engine downloads from the Hub (mounted and image sources are complete)."""
+    return {} if model.source.type is ModelSourceType.HF else {"HF_HUB_OFFLINE": "1"}

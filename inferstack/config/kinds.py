@@ -22,7 +22,10 @@ from inferstack.catalog.kubernetes import WORKLOAD_OPERATORS
 from inferstack.config.dynamo import DynamoWorkloadConfig
 from inferstack.config.kserve import KServeWorkloadConfig
 from inferstack.config.nim import NimWorkloadConfig
+from inferstack.config.ollama import OllamaWorkloadConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
+from inferstack.config.sglang import SglangWorkloadConfig
+from inferstack.config.tgi import TgiWorkloadConfig
 from inferstack.config.triton import TritonWorkloadConfig
 from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
 from inferstack.config.workloads import VllmWorkloadConfig, WorkloadBase
@@ -94,6 +97,31 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
         summary="NVIDIA Triton with its vLLM backend (a generated model repository), one pod per replica",
     ),
     WorkloadKind(
+        name="sglang",
+        config=SglangWorkloadConfig,
+        plan="inferstack.plan.engines:plan_sglang",
+        chart="inferstack.charts.sglang:SglangChart",
+        rules=("inferstack.rules.engines:RULES",),
+        summary="SGLang (RadixAttention, structured output), one pod per replica",
+    ),
+    WorkloadKind(
+        name="tgi",
+        config=TgiWorkloadConfig,
+        plan="inferstack.plan.engines:plan_tgi",
+        chart="inferstack.charts.tgi:TgiChart",
+        rules=("inferstack.rules.engines:RULES",),
+        summary="Hugging Face TGI 3.3.7 (maintenance mode upstream), one pod per replica",
+    ),
+    WorkloadKind(
+        name="ollama",
+        config=OllamaWorkloadConfig,
+        plan="inferstack.plan.engines:plan_ollama",
+        chart="inferstack.charts.ollama:OllamaChart",
+        rules=("inferstack.rules.engines:RULES",),
+        operators=("model-cache",),
+        summary="Ollama (GGUF, dev/test, CPU or GPU) with its models on a persistent volume",
+    ),
+    WorkloadKind(
         name="kserve",
         config=KServeWorkloadConfig,
         plan="inferstack.plan.kserve:plan_kserve",
@@ -108,7 +136,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
         plan="inferstack.plan.nim:plan_nim",
         chart="inferstack.charts.nim:NimChart",
         rules=("inferstack.rules.nim:RULES",),
-        operators=("nim",),
+        operators=("nim", "model-cache"),
         summary="NVIDIA NIM through the NIM operator: a NIMCache of the model's profiles and a NIMService",
     ),
     WorkloadKind(

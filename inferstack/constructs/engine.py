@@ -40,6 +40,9 @@ class EngineSpec:
     env: Sequence[k8s.EnvVar] = ()
     queue_metric: QueueMetric | None = None
     termination_grace_seconds: int = 120
+    post_start: Sequence[str] = ()
+    run_as_image_user: bool = False
+    recreate: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,6 +107,9 @@ class EngineServer(Construct):
             mounts=placement.mounts,
             monitoring=placement.monitoring,
             termination_grace_seconds=spec.termination_grace_seconds,
+            post_start=spec.post_start,
+            run_as_image_user=spec.run_as_image_user,
+            recreate=spec.recreate,
             priority_class=placement.priority_class,
             labels=placement.labels,
         )

@@ -130,11 +130,13 @@ def pod_plan(
     nodes: int = 1,
     min_memory_gib: float = 0,
     model: ModelConfig | None = None,
+    startup_estimate_seconds: int | None = None,
 ) -> PodPlan:
     """The pod ``workload`` runs as on its pool, holding ``ranks`` ranks (GPUs, or NeuronCores), in a group of
     ``nodes`` pods per replica (1: a single-node server). ``min_memory_gib``: a floor under the derived memory
     request (e.g. an engine's CPU KV cache). Default 0. ``model``: the model whose load the startup estimate
-    covers. Default: the workload's primary model."""
+    covers. Default: the workload's primary model. ``startup_estimate_seconds``: the estimate itself, for an engine
+    that loads no bucket model (Ollama). Default: estimated from the model."""
     pool = config.pool(workload.pool)
     instances = pool_instances(pool)
     accelerator = pool.accelerator
@@ -163,7 +165,7 @@ def pod_plan(
         requests[resource] = limits[resource] = str(devices)
     if efa:
         requests[EFA_RESOURCE] = limits[EFA_RESOURCE] = str(efa)
-    estimate = startup_seconds(model or workload.model_entries[0][1], accelerator, nodes)
+    estimate = startup_estimate_seconds or startup_seconds(model or workload.model_entries[0][1], accelerator, nodes)
     return PodPlan(
         accelerator=accelerator,
         accelerators=devices,

@@ -1,5 +1,6 @@
 """ENGINE-FLAGS-UNVERIFIED: ``engine.extra_args`` of a workload whose engine image carries a vLLM release
-inferstack has no flag list for cannot be checked; the flags are passed as written (a warning, so it is seen).
+inferstack has no flag list for — or of an engine with no vendored flag list at all (SGLang, TGI) — cannot be
+checked; the flags are passed as written (a warning, so it is seen).
 
 Flags of catalogued releases are checked when the config is read (an unknown flag is a config error naming the
 nearest spellings); this rule covers what that check cannot see.
@@ -18,8 +19,24 @@ from inferstack.rules.base import Finding, Rule, Severity
 RULE_ID = "ENGINE-FLAGS-UNVERIFIED"
 
 
+#: Kinds whose engine has no vendored flag list at all: their ``extra_args`` are always passed unchecked.
+UNLISTED_ENGINES = {"sglang": "SGLang 0.5.19", "tgi": "TGI 3.3.7"}
+
+
 def check(config: InferstackConfig) -> Iterator[Finding]:
     for index, workload in enumerate(config.workloads):
+        engine = UNLISTED_ENGINES.get(workload.kind)
+        extra = getattr(getattr(workload, "engine", None), "extra_args", ())
+        if engine is not None and extra:
+            yield Finding(
+                rule=RULE_ID,
+                path=f"workloads[{index}].engine.extra_args",
+                message=f"inferstack has no flag list of {engine}, so these flags are passed unchecked (a misspelt "
+                "flag stops the server at start)",
+                fix="use the typed engine fields where one exists, or accept this warning",
+                severity=Severity.WARNING,
+            )
+            continue
         if not isinstance(workload, VllmWorkloadConfig):
             continue
         accelerator = config.pool(workload.pool).accelerator

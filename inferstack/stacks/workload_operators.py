@@ -137,18 +137,22 @@ def nim_operator_values() -> dict[str, Any]:
     }
 
 
-def add_nim_operator(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct:
-    """The NIM operator and its CRDs (the chart's ``crds/``) in ``nim-operator``, with ``--wait``, after the
-    ``inferstack-model-cache`` StorageClass (and the EBS CSI add-on, unless ``install_ebs_csi_driver`` is off). The
-    operator has no admission webhook by default, so NIMCache/NIMService need only the release and its CRDs."""
-    dependencies: list[Construct] = []
-    if config.observability.install_ebs_csi_driver:
-        dependencies.append(add_ebs_csi_addon(scope, cluster))
+def add_model_cache_storage(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct:
+    """The ``inferstack-model-cache`` StorageClass (NIM caches, Ollama's models), after the EBS CSI add-on unless
+    ``install_ebs_csi_driver`` is off (the add-on is created once per stack, shared with Prometheus' volume)."""
     storage = add_chart_manifest(
         scope, "ModelCacheStorageClass", cluster, ModelCacheStorageClassChart(cdk8s.App(), "model-cache"), durable=True
     )
-    dependencies.append(storage)
-    chart = helm_chart(
+    if config.observability.install_ebs_csi_driver:
+        storage.node.add_dependency(add_ebs_csi_addon(scope, cluster))
+    return storage
+
+
+def add_nim_operator(scope: Construct, cluster: eks.ICluster) -> Construct:
+    """The NIM operator and its CRDs (the chart's ``crds/``) in ``nim-operator``, with ``--wait``. The operator has
+    no admission webhook by default, so NIMCache/NIMService need only the release and its CRDs (and the model-cache
+    StorageClass for the cache's PVC: a separate operator entry)."""
+    return helm_chart(
         scope,
         "NimOperator",
         cluster,
@@ -158,9 +162,6 @@ def add_nim_operator(scope: Construct, cluster: eks.ICluster, config: Inferstack
         create_namespace=True,
         wait=True,
     )
-    for dependency in dependencies:
-        chart.node.add_dependency(dependency)
-    return chart
 
 
 #: The Dynamo platform release name: the operator's objects are named ``<release>-dynamo-operator-…``.
@@ -338,7 +339,11 @@ def _kuberay(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) 
 
 
 def _nim(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
-    return add_nim_operator(scope, cluster, config) if config.observability.install_nim_operator else None
+    return add_nim_operator(scope, cluster) if config.observability.install_nim_operator else None
+
+
+def _model_cache(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
+    return add_model_cache_storage(scope, cluster, config)
 
 
 def _dynamo(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
@@ -358,4 +363,5 @@ WORKLOAD_OPERATORS: dict[str, OperatorInstaller] = {
     "nim": _nim,
     "dynamo": _dynamo,
     "kserve": _kserve,
+    "model-cache": _model_cache,
 }

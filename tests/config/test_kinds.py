@@ -89,6 +89,9 @@ def test_the_schema_offers_every_kind():
         "DynamoWorkloadConfig",
         "TritonWorkloadConfig",
         "KServeWorkloadConfig",
+        "SglangWorkloadConfig",
+        "TgiWorkloadConfig",
+        "OllamaWorkloadConfig",
     }
 
 

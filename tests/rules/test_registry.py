@@ -112,6 +112,7 @@ WARNING_RULES = frozenset(
         "RAY-UPGRADE-CAPACITY",
         "KSERVE-REQUEST-TIMEOUT",
         "KSERVE-SYNC-WAIT",
+        "OLLAMA-CPU-ON-GPU",
     }
 )
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
@@ -414,6 +415,17 @@ CASES: dict[str, tuple[dict, dict]] = {
                 }
             }
         ),
+    ),
+    # sglang / tgi / ollama
+    "ENGINE-FIT": case(
+        only_workload(kind="sglang", model={**LLAMA_70B, "source": {"type": "s3_mount"}}),
+        workload(engine={"tensor_parallel_size": 1}),  # 131 GiB on one 48 GiB L40S
+        workload(engine={"tensor_parallel_size": 4}),
+    ),
+    "OLLAMA-CPU-ON-GPU": case(
+        only_workload(kind="ollama", models=["qwen3:4b"]),
+        workload(pool="gpu"),
+        workload(pool="general"),
     ),
     # kserve
     "KSERVE-SCALE-ZERO": case(

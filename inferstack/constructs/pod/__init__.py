@@ -103,6 +103,15 @@ class ServingPodProps:
     """Extra container ports, name → port."""
     service_ports: Sequence[str] = ()
     """Names of ``ports`` the Service exposes besides ``http`` (e.g. Triton's ``grpc``). Default none."""
+    post_start: Sequence[str] = ()
+    """A postStart exec command run in the container once it started (probes wait for it), e.g. pulling Ollama's
+    models. Default none."""
+    run_as_image_user: bool = False
+    """Run as the image's own user (root for images without ``USER``) instead of uid 1000, for images whose
+    runtime lives under ``/root``. Still no privilege escalation and no capabilities. Default False."""
+    recreate: bool = False
+    """Replace pods by stopping the old one first (a ReadWriteOnce volume cannot attach to a surge pod on another
+    node). Default False: surge one, never unavailable."""
 
 
 def _quantities(values: Mapping[str, str]) -> dict[str, k8s.Quantity]:
@@ -184,10 +193,20 @@ def serving_container(
             "liveness_probe": k8s.Probe(http_get=live, period_seconds=15, timeout_seconds=5, failure_threshold=4),
         }
         pre_stop_seconds = PRE_STOP_SECONDS if pre_stop_seconds is None else pre_stop_seconds
-    if pre_stop_seconds:
+    if pre_stop_seconds or props.post_start:
         probes["lifecycle"] = k8s.Lifecycle(
             pre_stop=k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=pre_stop_seconds))
+            if pre_stop_seconds
+            else None,
+            post_start=k8s.LifecycleHandler(exec=k8s.ExecAction(command=list(props.post_start)))
+            if props.post_start
+            else None,
         )
+    user = (
+        {}
+        if props.run_as_image_user
+        else {"run_as_non_root": True, "run_as_user": SERVING_UID, "run_as_group": SERVING_UID}
+    )
     return k8s.Container(
         name=props.container_name,
         image=props.image,
@@ -197,9 +216,7 @@ def serving_container(
         env=env,
         resources=k8s.ResourceRequirements(requests=_quantities(props.requests), limits=_quantities(props.limits)),
         security_context=k8s.SecurityContext(
-            run_as_non_root=True,
-            run_as_user=SERVING_UID,
-            run_as_group=SERVING_UID,
+            **user,
             allow_privilege_escalation=False,
             capabilities=k8s.Capabilities(drop=["ALL"]),
         ),
@@ -334,7 +351,9 @@ class ServingWorkload(Construct):
             spec=k8s.DeploymentSpec(
                 replicas=replicas,
                 selector=k8s.LabelSelector(match_labels=labels),
-                strategy=k8s.DeploymentStrategy(
+                strategy=k8s.DeploymentStrategy(type="Recreate")
+                if props.recreate
+                else k8s.DeploymentStrategy(
                     type="RollingUpdate",
                     rolling_update=k8s.RollingUpdateDeployment(
                         max_surge=k8s.IntOrString.from_number(1), max_unavailable=k8s.IntOrString.from_number(0)

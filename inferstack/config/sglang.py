@@ -1,0 +1,124 @@
+"""Kind ``sglang``: one model served by SGLang (``python3 -m sglang.launch_server``, 0.5.19) on the shared serving
+pod — RadixAttention prefix caching and grammar-constrained (structured) output. Typed options render SGLang's own
+flags (``--tp-size``, ``--context-length``, ``--mem-fraction-static``…), read from sglang 0.5.19's
+``srt/server_args.py``."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.config.base import StrictModel
+from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
+
+#: What SGLang sizes ``mem_fraction_static`` to when it cannot read the GPU's memory (arg_groups/memory_hook.py);
+#: on known GPUs it derives the fraction from the chunked-prefill and CUDA-graph reservations.
+SGLANG_DEFAULT_MEM_FRACTION = 0.88
+
+
+class GrammarBackend(StrEnum):
+    """Structured-output backend (``--grammar-backend``)."""
+
+    XGRAMMAR = "xgrammar"
+    """SGLang's default."""
+    OUTLINES = "outlines"
+    LLGUIDANCE = "llguidance"
+
+
+class SglangDtype(StrEnum):
+    AUTO = "auto"
+    BFLOAT16 = "bfloat16"
+    FLOAT16 = "float16"
+
+
+class SglangQuantization(StrEnum):
+    FP8 = "fp8"
+    AWQ = "awq"
+    GPTQ = "gptq"
+
+
+class SglangKvCacheDtype(StrEnum):
+    AUTO = "auto"
+    FP8_E4M3 = "fp8_e4m3"
+    FP8_E5M2 = "fp8_e5m2"
+
+
+class SglangEngineConfig(StrictModel):
+    """SGLang server settings."""
+
+    tensor_parallel_size: int = Field(default=1, ge=1, le=16)
+    """``--tp-size``: GPUs of one replica (one node). Default 1."""
+    context_length: int = Field(default=8192, ge=16)
+    """``--context-length``: longest sequence, tokens. Default 8192 (SGLang's own default is the model's maximum,
+    which may not fit: inferstack sizes and renders this one)."""
+    mem_fraction_static: float | None = Field(default=None, gt=0.1, le=0.97)
+    """``--mem-fraction-static``: GPU memory share for weights and the KV pool (the rest: activations, CUDA
+    graphs). Default: SGLang sizes it from the GPU (~0.88)."""
+    max_running_requests: int | None = Field(default=None, ge=1)
+    """``--max-running-requests``. Default: SGLang's (from the KV pool)."""
+    chunked_prefill_size: int | None = Field(default=None, ge=-1)
+    """``--chunked-prefill-size`` (``-1`` disables chunking). Default: sized from GPU memory."""
+    dtype: SglangDtype = SglangDtype.AUTO
+    """``--dtype``. Default auto."""
+    quantization: SglangQuantization | None = None
+    """``--quantization``. Default none."""
+    kv_cache_dtype: SglangKvCacheDtype = SglangKvCacheDtype.AUTO
+    """``--kv-cache-dtype``. Default auto."""
+    grammar_backend: GrammarBackend = GrammarBackend.XGRAMMAR
+    """``--grammar-backend`` for JSON-schema / regex / EBNF constrained output. Default xgrammar."""
+    disable_radix_cache: bool = False
+    """``--disable-radix-cache``. Default false (RadixAttention prefix sharing on)."""
+    tool_call_parser: str | None = Field(default=None, pattern=r"^[a-z0-9_.-]+$")
+    """``--tool-call-parser`` (e.g. ``qwen25``, ``llama3``, ``hermes``). Default none."""
+    reasoning_parser: str | None = Field(default=None, pattern=r"^[a-z0-9_.-]+$")
+    """``--reasoning-parser`` (e.g. ``qwen3``, ``deepseek-r1``). Default none."""
+    extra_args: tuple[str, ...] = ()
+    """More SGLang flags, passed as given: no flag list of SGLang is vendored, so they are unchecked (warning
+    ENGINE-FLAGS-UNVERIFIED)."""
+
+    @property
+    def sizing_memory_fraction(self) -> float:
+        return self.mem_fraction_static or SGLANG_DEFAULT_MEM_FRACTION
+
+
+class SglangWorkloadConfig(SingleModelWorkload):
+    """One model on SGLang, one pod of ``tensor_parallel_size`` GPUs per replica."""
+
+    kind: Literal["sglang"] = "sglang"  # type: ignore[assignment]
+    """``sglang``: a Deployment of SGLang servers (OpenAI-compatible API on 30000)."""
+    engine: SglangEngineConfig = SglangEngineConfig()
+    """SGLang settings."""
+
+    @model_validator(mode="after")
+    def _sglang(self) -> SglangWorkloadConfig:
+        source = self.model.source.type
+        if source is ModelSourceType.S3:
+            raise PydanticCustomError(
+                "sglang_s3",
+                "an s3:// model path makes SGLang load with the Run:ai streamer, which the image is not known to "
+                "carry — use s3_mount (Mountpoint), fsx, hf or image",
+                {"field": "model.source.type"},
+            )
+        if self.autoscaling is not None:
+            raise PydanticCustomError(
+                "sglang_autoscaling",
+                "not available for sglang: its queue metric is not wired by inferstack — set replicas",
+                {"field": "autoscaling"},
+            )
+        return self
+
+    @property
+    def ranks(self) -> int:
+        return self.engine.tensor_parallel_size
+
+    def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
+        if accelerator is not AcceleratorKind.NVIDIA:
+            raise PydanticCustomError(
+                "sglang_accelerator",
+                "the SGLang image (CUDA) runs on NVIDIA GPUs — put the workload on a GPU pool",
+                {"field": f"workloads[{index}].pool"},
+            )

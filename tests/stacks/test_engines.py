@@ -1,0 +1,164 @@
+"""GIVEN ``sglang``, ``tgi`` and ``ollama`` workloads (the examples), WHEN rendered, THEN each engine runs with its own
+flags, port and health endpoint, its metrics are scraped where it serves them, and Ollama's models land on a volume
+that survives the pod."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inferstack.charts.workload import StorageRefs
+from inferstack.config import ConfigError, load_config, parse_config
+from inferstack.stacks.workloads import render_workloads
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+POOLS = {
+    "karpenter_pools": [
+        {"name": "gpu", "instance_types": ["g6e.2xlarge"]},
+        {"name": "cpu", "instance_families": ["m7i"]},
+    ]
+}
+
+
+@pytest.fixture(scope="module")
+def objects() -> dict[str, list[dict]]:
+    rendered = {}
+    for name in ("sglang-structured", "tgi", "ollama-cpu"):
+        config = load_config(EXAMPLES / f"{name}.yaml")
+        (item,) = render_workloads(config, None, StorageRefs(region="us-east-1", bucket="models"))
+        rendered[name] = item.manifest
+    return rendered
+
+
+def of_kind(manifest: list[dict], kind: str) -> dict:
+    (obj,) = [o for o in manifest if o["kind"] == kind and "sync" not in o["metadata"]["name"]]
+    return obj
+
+
+def container(manifest: list[dict]) -> dict:
+    (c,) = of_kind(manifest, "Deployment")["spec"]["template"]["spec"]["containers"]
+    return c
+
+
+def flag(c: dict, name: str) -> str:
+    return c["args"][c["args"].index(name) + 1]
+
+
+class TestSglang:
+    def test_launch_server_flags(self, objects):
+        c = container(objects["sglang-structured"])
+        assert c["command"] == ["python3", "-m", "sglang.launch_server"]
+        assert flag(c, "--model-path") == "/models" and flag(c, "--host") == "0.0.0.0"
+        assert flag(c, "--port") == "30000" and flag(c, "--tp-size") == "1"  # --tp is only an argparse prefix
+        assert flag(c, "--context-length") == "16384" and flag(c, "--grammar-backend") == "xgrammar"
+        assert flag(c, "--tool-call-parser") == "qwen25" and flag(c, "--reasoning-parser") == "qwen3"
+        assert "--enable-metrics" in c["args"]
+
+    def test_port_and_health(self, objects):
+        c = container(objects["sglang-structured"])
+        assert {p["name"]: p["containerPort"] for p in c["ports"]} == {"http": 30000}
+        assert c["readinessProbe"]["httpGet"] == {"path": "/health", "port": 30000}
+        assert c["startupProbe"]["httpGet"] == {"path": "/health", "port": 30000}
+        assert c["livenessProbe"]["httpGet"] == {"path": "/v1/models", "port": 30000}  # no generation under load
+        monitor = of_kind(objects["sglang-structured"], "PodMonitor")
+        assert monitor["spec"]["podMetricsEndpoints"][0]["port"] == "http"
+
+    def test_caches_on_the_writable_home(self, objects):
+        env = {e["name"]: e.get("value") for e in container(objects["sglang-structured"])["env"]}
+        assert env["HOME"] == "/home/sglang" and env["SGLANG_CACHE_DIR"].startswith("/home/sglang/")
+        assert env["HF_HUB_OFFLINE"] == "1"
+
+
+class TestTgi:
+    def test_launcher_flags(self, objects):
+        c = container(objects["tgi"])
+        assert c["command"] == ["/tgi-entrypoint.sh"]
+        assert flag(c, "--model-id") == "meta-llama/Llama-3.1-8B-Instruct"
+        assert flag(c, "--port") == "8080"  # not the image's 80: the pod drops NET_BIND_SERVICE
+        assert flag(c, "--num-shard") == "1" and flag(c, "--max-total-tokens") == "8192"
+        assert flag(c, "--max-input-tokens") == "6144" and flag(c, "--revision") == "main"
+
+    def test_port_health_and_root(self, objects):
+        c = container(objects["tgi"])
+        assert c["readinessProbe"]["httpGet"] == {"path": "/health", "port": 8080}
+        assert c["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+        (token,) = [e for e in c["env"] if e["name"] == "HF_TOKEN"]
+        assert token["valueFrom"]["secretKeyRef"] == {"name": "hf-token", "key": "token"}
+
+
+class TestOllama:
+    def test_models_on_a_retained_volume(self, objects):
+        manifest = objects["ollama-cpu"]
+        claim = of_kind(manifest, "PersistentVolumeClaim")
+        assert claim["spec"]["storageClassName"] == "inferstack-model-cache"
+        assert claim["spec"]["resources"]["requests"]["storage"] == "50Gi"
+        spec = of_kind(manifest, "Deployment")["spec"]
+        assert spec["strategy"] == {"type": "Recreate"}  # a ReadWriteOnce volume cannot follow a surge pod
+        volumes = {v["name"]: v for v in spec["template"]["spec"]["volumes"]}
+        assert volumes["models"]["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+        env = {e["name"]: e.get("value") for e in container(manifest)["env"]}
+        mounts = {m["name"]: m["mountPath"] for m in container(manifest)["volumeMounts"]}
+        assert env["OLLAMA_MODELS"] == mounts["models"] and env["OLLAMA_HOST"] == "0.0.0.0:11434"
+
+    def test_models_are_pulled_once_the_server_answers(self, objects):
+        c = container(objects["ollama-cpu"])
+        script = c["lifecycle"]["postStart"]["exec"]["command"][-1]
+        assert script.startswith("until /bin/ollama ps")
+        assert "/bin/ollama pull qwen3:4b && /bin/ollama pull llama3.2:3b" in script
+
+    def test_health_and_no_metrics(self, objects):
+        c = container(objects["ollama-cpu"])
+        assert c["readinessProbe"]["httpGet"] == {"path": "/", "port": 11434}
+        assert [o for o in objects["ollama-cpu"] if o["kind"] == "PodMonitor"] == []
+        assert "nvidia.com/gpu" not in c["resources"]["limits"]
+
+    @pytest.mark.parametrize(
+        ("fields", "path", "words"),
+        [
+            ({"models": ["Qwen3 8B"]}, "workloads[0].models", "not an Ollama model"),
+            ({"monitoring": True}, "workloads[0].monitoring", "Prometheus"),
+            ({"replicas": 2}, "workloads[0].replicas", "one replica"),
+            ({"gpus": 1}, "workloads[0].gpus", "CPU pools"),
+        ],
+    )
+    def test_bad_fields_are_named(self, fields, path, words):
+        workload = {"kind": "ollama", "name": "o", "pool": "cpu", "models": ["qwen3:4b"], **fields}
+        with pytest.raises(ConfigError) as error:
+            parse_config({"compute": POOLS, "workloads": [workload]})
+        problems = {p.path: p.message for p in error.value.problems}
+        assert path in problems, problems
+        assert words in problems[path]
+
+
+@pytest.mark.parametrize(
+    ("workload", "path", "words"),
+    [
+        ({"kind": "sglang", "model": {"id": "Qwen/Qwen3-8B"}}, "workloads[0].model.source.type", "Run:ai"),
+        ({"kind": "tgi", "model": {"id": "Qwen/Qwen3-8B"}}, "workloads[0].model.source.type", "S3"),
+        (
+            {
+                "kind": "tgi",
+                "model": {"id": "Qwen/Qwen3-8B", "source": {"type": "hf"}},
+                "engine": {"max_input_tokens": 9000},
+            },
+            "workloads[0].engine.max_input_tokens",
+            "below max_total_tokens",
+        ),
+        (
+            {
+                "kind": "tgi",
+                "model": {"id": "Qwen/Qwen3-8B", "source": {"type": "hf"}},
+                "engine": {"quantize": "fp8", "dtype": "bfloat16"},
+            },
+            "workloads[0].engine.dtype",
+            "--quantize",
+        ),
+    ],
+)
+def test_engine_configs_name_bad_fields(workload, path, words):
+    with pytest.raises(ConfigError) as error:
+        parse_config({"compute": POOLS, "workloads": [{"name": "w", "pool": "gpu", **workload}]})
+    problems = {p.path: p.message for p in error.value.problems}
+    assert path in problems, problems
+    assert words in problems[path]
