@@ -140,3 +140,9 @@ def triton_app() -> Synthesized:
 def kserve_app() -> Synthesized:
     """examples/kserve-scale-to-zero.yaml: Qwen3-8B on KServe in Knative mode, scaled to zero, mounted from S3."""
     return _example("kserve-scale-to-zero")
+
+
+@pytest.fixture(scope="session")
+def gateway_app() -> Synthesized:
+    """examples/litellm-gateway.yaml: LiteLLM over a vLLM and an SGLang workload, an OpenAI fallback, Postgres."""
+    return _example("litellm-gateway")

@@ -59,7 +59,9 @@ OPERATOR_NAMESPACES = frozenset(
 #: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet, KubeRay (RayService), the NIM operator
 #: (NIMCache, NIMService), the Dynamo operator (DynamoGraphDeployment), KServe (InferenceService) and the
 #: ``inferstack-model-cache`` StorageClass (``model-cache``: NIM caches, Ollama's models).
-WORKLOAD_OPERATORS = frozenset({"prometheus", "keda", "lws", "kuberay", "nim", "dynamo", "kserve", "model-cache"})
+WORKLOAD_OPERATORS = frozenset(
+    {"prometheus", "keda", "lws", "kuberay", "nim", "dynamo", "kserve", "model-cache", "gp3-storage", "metrics-server"}
+)
 #: Namespace of the KubeRay operator release.
 KUBERAY_NAMESPACE = "kuberay-system"
 #: Namespace of the NIM operator release (the NIM docs install it into ``nim-operator``).
@@ -71,3 +73,6 @@ DYNAMO_NAMESPACE = "dynamo-system"
 MODEL_CACHE_STORAGE_CLASS = "inferstack-model-cache"
 #: Namespace of the KServe controller release (the literal ``kserve`` of its manifests becomes the release namespace).
 KSERVE_NAMESPACE = "kserve"
+#: StorageClass of inferstack's small persistent volumes (Prometheus, a gateway's Postgres): EBS gp3, encrypted,
+#: retained, bound where the pod lands.
+GP3_STORAGE_CLASS = "inferstack-gp3"

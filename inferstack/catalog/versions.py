@@ -213,6 +213,13 @@ IMAGES: dict[str, str] = {
     # (.nvidia-ci.yml release:ngc, OUT_IMAGE_VERSION=<git tag>); the v3.0.0 tag on nvcr.io could not be checked
     # offline (?).
     "nim-operator": "nvcr.io/nvidia/cloud-native/k8s-nim-operator:v3.0.0",
+    # The LiteLLM proxy with Prisma for Postgres (the image the Helm chart defaults to). v1.83.10 is the newest stable
+    # release whose notes were read (release_notes/v1.83.10, 2026-04-27; the old main-v…-stable tag scheme ended
+    # at 1.84.0); this litellm-database tag is inferred from that scheme (?). Avoid 1.82.7/1.82.8 (compromised PyPI
+    # releases, BerriAI/litellm#24537). USER root (Dockerfile.database).
+    "litellm": "ghcr.io/berriai/litellm-database:main-v1.83.10-stable",
+    # The gateway's own Postgres (kind litellm, database mode deploy): the official image, uid 999.
+    "postgres": "docker.io/library/postgres:17.6-bookworm",
     # The Dynamo operator, at the platform chart's release (operator values tag "" → Chart appVersion 1.4.0).
     "dynamo-operator": "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.4.0",
 }
@@ -229,6 +236,8 @@ STORAGE_ADDONS: dict[str, str | None] = {
     # KServe's webhook certificates: cert-manager as an EKS community add-on (AWS-built, default version for the
     # cluster; its availability per region and Kubernetes version could not be checked offline (?)).
     "cert-manager": None,
+    # A gateway's CPU HPA: metrics-server as an EKS community add-on (?).
+    "metrics-server": None,
 }
 #: Service accounts of those add-ons that take a Pod Identity role.
 STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {

@@ -189,6 +189,9 @@ class DynamoWorkloadConfig(SingleModelWorkload):
             )
         return self
 
+    def named_secrets(self) -> tuple[str, ...]:
+        return (self.image_pull_secret,) if self.image_pull_secret else ()
+
     @property
     def roles(self) -> dict[str, DynamoWorkersConfig]:
         """Worker roles by component name: ``worker``, or ``prefill`` and ``decode``."""

@@ -21,6 +21,7 @@ from pydantic import Discriminator, Tag
 from inferstack.catalog.kubernetes import WORKLOAD_OPERATORS
 from inferstack.config.dynamo import DynamoWorkloadConfig
 from inferstack.config.kserve import KServeWorkloadConfig
+from inferstack.config.litellm import LiteLLMWorkloadConfig
 from inferstack.config.nim import NimWorkloadConfig
 from inferstack.config.ollama import OllamaWorkloadConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
@@ -120,6 +121,14 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
         rules=("inferstack.rules.engines:RULES",),
         operators=("model-cache",),
         summary="Ollama (GGUF, dev/test, CPU or GPU) with its models on a persistent volume",
+    ),
+    WorkloadKind(
+        name="litellm",
+        config=LiteLLMWorkloadConfig,
+        plan="inferstack.plan.litellm:plan_litellm",
+        chart="inferstack.charts.litellm:LiteLLMChart",
+        rules=("inferstack.rules.litellm:RULES",),
+        summary="LiteLLM proxy: one OpenAI-compatible gateway over the app's workloads and external providers",
     ),
     WorkloadKind(
         name="kserve",

@@ -342,6 +342,9 @@ class ObservabilityConfig(StrictModel):
     install_cert_manager: bool = True
     """cert-manager (the EKS add-on), which KServe's webhook certificates need, when KServe is installed. Turn off
     when the cluster runs cert-manager already. Default on."""
+    install_metrics_server: bool = True
+    """metrics-server (the EKS add-on) when a workload scales on CPU (a gateway's HPA). Turn off when the cluster
+    runs one. Default on."""
     install_dynamo_operator: bool = True
     """The Dynamo platform's operator (DynamoGraphDeployment CRD, applied by the operator) when a ``dynamo``
     workload exists. Default on."""

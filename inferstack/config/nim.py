@@ -250,6 +250,9 @@ class NimWorkloadConfig(SingleModelWorkload):
             )
         return self
 
+    def named_secrets(self) -> tuple[str, ...]:
+        return tuple(n for n in (self.ngc.api_key_secret, self.ngc.pull_secret) if n)
+
     @property
     def model_entries(self) -> tuple:
         """None: the NIMCache holds the model, not the model bucket (no volume, no sync Job)."""

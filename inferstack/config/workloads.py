@@ -239,6 +239,29 @@ class WorkloadBase(StrictModel):
         relative to the workload. Default: none."""
 
     @property
+    def referenced_secrets(self) -> frozenset[str]:
+        """Names of the Secrets (in its namespace) the workload's objects read — created outside inferstack: every
+        :class:`SecretRef` in its config, plus those a kind names by string (:meth:`named_secrets`)."""
+        found: set[str] = set(self.named_secrets())
+
+        def walk(node: object) -> None:
+            if isinstance(node, SecretRef):
+                found.add(node.name)
+            elif isinstance(node, StrictModel):
+                for name in type(node).model_fields:
+                    walk(getattr(node, name))
+            elif isinstance(node, tuple | list):
+                for item in node:
+                    walk(item)
+
+        walk(self)
+        return frozenset(found)
+
+    def named_secrets(self) -> tuple[str, ...]:
+        """Secrets the kind names by a plain string field (e.g. a pull Secret). Default none."""
+        return ()
+
+    @property
     def model_entries(self) -> tuple[tuple[str, ModelConfig], ...]:
         """Every model the workload serves, with its config path relative to the workload (``model``,
         ``models[1].model``…); the first is the primary one."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
@@ -108,6 +109,8 @@ class ResolvedWorkload:
     writer_service_account: str
     operators: frozenset[str] = frozenset()
     """Operators whose custom resources its objects are (``prometheus``, ``keda``, ``lws``…)."""
+    details: Any = None
+    """What the kind's plan decided beyond roles (e.g. a gateway's resolved backends). Default none."""
 
     @property
     def kind(self) -> str:
@@ -190,6 +193,7 @@ def workload_plan(
     image: str,
     operators: frozenset[str] = frozenset(),
     compiles: bool = False,
+    details: Any = None,
 ) -> ResolvedWorkload:
     """What every kind's plan shares: the pool, the model-sync Job and writer identity, and the operators the
     workload's objects need — its kind's (registry) and ``operators``, plus Prometheus for ``monitoring``.
@@ -222,6 +226,7 @@ def workload_plan(
         writes_bucket=any(m.sync for m in models) or compiles,
         writer_service_account=sync_service_account(workload),
         operators=frozenset(needed),
+        details=details,
     )
 
 

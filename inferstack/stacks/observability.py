@@ -17,7 +17,7 @@ from aws_cdk import aws_iam as iam
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.catalog.kubernetes import POOL_LABEL, PROMETHEUS_NAMESPACE, SYSTEM_POOL
+from inferstack.catalog.kubernetes import GP3_STORAGE_CLASS, POOL_LABEL, PROMETHEUS_NAMESPACE, SYSTEM_POOL
 from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
 from inferstack.config.model import ObservabilityConfig
 from inferstack.stacks.compute import add_chart_manifest
@@ -26,8 +26,6 @@ from inferstack.stacks.nag import acknowledge, managed_policy
 from inferstack.stacks.storage import pod_identity_role
 
 SYSTEM_NODES = {POOL_LABEL: SYSTEM_POOL}
-#: StorageClass of inferstack's persistent volumes: EBS gp3, encrypted, retained, bound where the pod lands.
-GP3_STORAGE_CLASS = "inferstack-gp3"
 EBS_CSI_ADDON = "aws-ebs-csi-driver"
 EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
 EBS_CSI_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
@@ -53,6 +51,15 @@ class Gp3StorageClassChart(cdk8s.Chart):
             volume_binding_mode="WaitForFirstConsumer",
             allow_volume_expansion=True,
         )
+
+
+def gp3_storage_class(scope: Construct, cluster: eks.ICluster) -> Construct:
+    """The ``inferstack-gp3`` StorageClass manifest — once per stack: Prometheus' volume and a gateway's Postgres
+    share it."""
+    existing = scope.node.try_find_child("Gp3StorageClass")
+    if existing is not None:
+        return existing
+    return add_chart_manifest(scope, "Gp3StorageClass", cluster, Gp3StorageClassChart(cdk8s.App(), "gp3"))
 
 
 def add_ebs_csi_addon(scope: Construct, cluster: eks.ICluster) -> eks.Addon:
@@ -124,9 +131,7 @@ def add_prometheus_stack(scope: Construct, cluster: eks.ICluster, config: Observ
     if config.prometheus_storage_class is None:
         if config.install_ebs_csi_driver:
             dependencies.append(add_ebs_csi_addon(scope, cluster))
-        dependencies.append(
-            add_chart_manifest(scope, "Gp3StorageClass", cluster, Gp3StorageClassChart(cdk8s.App(), "gp3"))
-        )
+        dependencies.append(gp3_storage_class(scope, cluster))
     chart = helm_chart(
         scope,
         "KubePrometheusStack",

@@ -29,7 +29,7 @@ from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
 from inferstack.config.model import InferstackConfig
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.helm import helm_chart
-from inferstack.stacks.observability import add_ebs_csi_addon, add_keda, add_prometheus_stack
+from inferstack.stacks.observability import add_ebs_csi_addon, add_keda, add_prometheus_stack, gp3_storage_class
 
 OperatorInstaller = Callable[[Construct, eks.ICluster, InferstackConfig], Construct | None]
 """Installs an operator; returns what the workloads' objects depend on (the release, or a readiness gate after it)."""
@@ -354,6 +354,33 @@ def _kserve(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -
     return add_kserve(scope, cluster, config) if config.observability.install_kserve else None
 
 
+def _gp3(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
+    """The ``inferstack-gp3`` StorageClass (a gateway's Postgres), after the EBS CSI add-on unless
+    ``install_ebs_csi_driver`` is off."""
+    storage = gp3_storage_class(scope, cluster)
+    if config.observability.install_ebs_csi_driver:
+        storage.node.add_dependency(add_ebs_csi_addon(scope, cluster))
+    return storage
+
+
+#: The resource-metrics API for CPU HPAs (a gateway's): the metrics-server EKS community add-on (AWS-built; the
+#: default version for the cluster — its availability per region could not be checked offline (?)).
+METRICS_SERVER_ADDON = "metrics-server"
+
+
+def _metrics_server(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
+    if not config.observability.install_metrics_server:
+        return None
+    return eks.Addon(
+        scope,
+        f"Addon-{METRICS_SERVER_ADDON}",
+        cluster=cluster,
+        addon_name=METRICS_SERVER_ADDON,
+        addon_version=STORAGE_ADDONS.get(METRICS_SERVER_ADDON),
+        preserve_on_delete=False,
+    )
+
+
 #: Operator name (:data:`inferstack.catalog.kubernetes.WORKLOAD_OPERATORS`) → installer.
 WORKLOAD_OPERATORS: dict[str, OperatorInstaller] = {
     "prometheus": _prometheus,
@@ -364,4 +391,6 @@ WORKLOAD_OPERATORS: dict[str, OperatorInstaller] = {
     "dynamo": _dynamo,
     "kserve": _kserve,
     "model-cache": _model_cache,
+    "gp3-storage": _gp3,
+    "metrics-server": _metrics_server,
 }

@@ -92,6 +92,7 @@ def test_the_schema_offers_every_kind():
         "SglangWorkloadConfig",
         "TgiWorkloadConfig",
         "OllamaWorkloadConfig",
+        "LiteLLMWorkloadConfig",
     }
 
 

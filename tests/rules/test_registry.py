@@ -427,6 +427,23 @@ CASES: dict[str, tuple[dict, dict]] = {
         workload(pool="gpu"),
         workload(pool="general"),
     ),
+    # litellm
+    "LITELLM-BACKEND": case(
+        {
+            "workloads": [
+                *BASE["workloads"],
+                {
+                    "kind": "litellm",
+                    "name": "gateway",
+                    "pool": "general",
+                    "master_key_secret": {"name": "litellm"},
+                    "routes": [{"name": "chat", "backends": [{"workload": "qwen"}]}],
+                },
+            ]
+        },
+        workload(name="qwen-2"),  # the gateway's backend is gone
+        workload(name="qwen"),
+    ),
     # kserve
     "KSERVE-SCALE-ZERO": case(
         only_workload(**{**KSERVE, "deployment_mode": "Standard"}),
