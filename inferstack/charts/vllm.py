@@ -3,6 +3,7 @@ shared serving pod), on Neuron with the compile Job that stores the compiled mod
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from cdk8s_plus_36 import k8s
@@ -10,8 +11,11 @@ from cdk8s_plus_36 import k8s
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import NEURON_SCHEDULER
 from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.config.aibrix import AibrixConfig
 from inferstack.config.engine import VllmEngineConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType, VllmWorkloadConfig
+from inferstack.constructs.aibrix import AdapterSpec, AibrixObjects, AibrixObjectsProps, PodAutoscalerSpec
+from inferstack.constructs.aibrix import pod_labels as aibrix_labels
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.model_source import ModelLoading
 from inferstack.constructs.model_sync import SYNC_MARKER
@@ -106,6 +110,10 @@ def server_fields(resolved: ResolvedWorkload) -> dict[str, Any]:
     }
 
 
+#: vLLM flags and environment for AIBrix's runtime LoRA loading (samples/adapter/base.yaml at AIBrix v0.7.0).
+LORA_ENV = {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"}
+
+
 class VllmChart(WorkloadChart):
     """The ``vllm`` kind: the workload's storage plumbing plus its vLLM server (and Neuron compile Job)."""
 
@@ -170,11 +178,14 @@ class VllmChart(WorkloadChart):
         else:
             init = self.wait_for_model(resolved, refs)
         scaling = workload.autoscaling
+        fields = server_fields(resolved)
+        if workload.aibrix is not None:
+            fields, engine_args, env = self._aibrix(workload, workload.aibrix, fields, engine_args, env)
         self.server = VllmServer(
             self,
             "server",
             VllmServerProps(
-                **server_fields(resolved),
+                **fields,
                 image=image,
                 model=loading,
                 engine=engine_args,
@@ -193,3 +204,50 @@ class VllmChart(WorkloadChart):
                 scheduler_name=NEURON_SCHEDULER if neuron else None,
             ),
         )
+
+    def _aibrix(
+        self,
+        workload: VllmWorkloadConfig,
+        aibrix: AibrixConfig,
+        fields: dict[str, Any],
+        engine_args: EngineArgs,
+        env: dict[str, str],
+    ) -> tuple[dict[str, Any], EngineArgs, dict[str, str]]:
+        """The server under AIBrix: served as the workload's name (= its Service = the router's label), labelled
+        for the router and adapter controller, LoRA loading on, adapters downloaded from the Hub (so the hub is not
+        offline; the model's token reaches vLLM), ModelAdapters and the PodAutoscaler beside it."""
+        lora = ["--enable-lora", "--max-loras", str(aibrix.max_loras), "--max-lora-rank", str(aibrix.max_lora_rank)]
+        engine_args = dataclasses.replace(engine_args, extra=[*lora, *engine_args.extra])
+        env = {**env, **LORA_ENV}
+        if aibrix.adapters:
+            env.pop("HF_HUB_OFFLINE", None)
+        fields = {**fields, "served_model_name": workload.name, "labels": aibrix_labels(workload.name)}
+        if aibrix.autoscaler is not None:
+            fields["replicas"] = aibrix.autoscaler.min_replicas
+        token = workload.model.hf_token_secret
+        if aibrix.adapters and token is not None and workload.model.source.type is not ModelSourceType.HF:
+            fields["secret_env"] = {"HF_TOKEN": (token.name, token.key)}
+        scaler = aibrix.autoscaler
+        AibrixObjects(
+            self,
+            "aibrix",
+            AibrixObjectsProps(
+                name=workload.name,
+                namespace=workload.namespace,
+                model_name=workload.name,
+                adapters=[
+                    AdapterSpec(name=a.name, artifact=a.artifact, base_model=a.base_model) for a in aibrix.adapters
+                ],
+                autoscaler=PodAutoscalerSpec(
+                    strategy=scaler.strategy.value,
+                    min_replicas=scaler.min_replicas,
+                    max_replicas=scaler.max_replicas,
+                    metric=scaler.metric.value,
+                    target=scaler.target,
+                )
+                if scaler
+                else None,
+                labels={"app.kubernetes.io/name": workload.name, "app.kubernetes.io/part-of": "inferstack"},
+            ),
+        )
+        return fields, engine_args, env

@@ -64,8 +64,12 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
         config=VllmWorkloadConfig,
         plan="inferstack.plan.vllm:plan_vllm",
         chart="inferstack.charts.vllm:VllmChart",
-        rules=("inferstack.rules.serving:RULES", "inferstack.rules.engine_flags:RULES"),
-        summary="vLLM, one server pod per replica (Deployment)",
+        rules=(
+            "inferstack.rules.serving:RULES",
+            "inferstack.rules.engine_flags:RULES",
+            "inferstack.rules.aibrix:RULES",
+        ),
+        summary="vLLM, one server pod per replica (Deployment); optionally AIBrix LoRA adapters",
     ),
     WorkloadKind(
         name="vllm_multinode",

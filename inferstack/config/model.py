@@ -14,6 +14,7 @@ from pydantic_core import PydanticCustomError
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
 from inferstack.catalog.kubernetes import OPERATOR_NAMESPACES
 from inferstack.catalog.versions import CORE_ADDONS, DEFAULT_KUBERNETES_VERSION, KUBERNETES_RELEASES
+from inferstack.config.aibrix import AibrixPlatformConfig
 from inferstack.config.base import StrictModel
 from inferstack.config.compute import ComputeConfig
 from inferstack.config.kinds import workload_union
@@ -258,6 +259,9 @@ class ClusterConfig(StrictModel):
     ``kube-public`` and ``kube-node-lease`` always count as existing. Default none: every other workload
     namespace is created by inferstack with Pod Security ``enforce: baseline``."""
 
+    aibrix: AibrixPlatformConfig | None = None
+    """The AIBrix control plane as you installed it (inferstack does not: no published chart). Required by
+    workloads with ``aibrix``. Default: none."""
     knative_serving: KnativeServingConfig | None = None
     """Knative Serving as it runs on the cluster (installed by you: inferstack does not install it). Required by
     ``kind: kserve`` workloads in ``Knative`` mode (scale to zero). Default: none."""

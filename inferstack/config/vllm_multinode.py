@@ -54,6 +54,12 @@ class VllmMultinodeWorkloadConfig(VllmWorkloadConfig):
                 "use a node count that divides {ranks} (e.g. pipeline_parallel_size = nodes)",
                 {"nodes": self.nodes_per_replica, "ranks": ranks, "field": "nodes"},
             )
+        if self.aibrix is not None:
+            raise PydanticCustomError(
+                "multinode_aibrix",
+                "AIBrix LoRA runs on single-node vLLM Deployments — use kind vllm",
+                {"field": "aibrix"},
+            )
         if self.autoscaling is not None:
             raise PydanticCustomError(
                 "multinode_autoscaling",

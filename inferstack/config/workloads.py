@@ -12,6 +12,7 @@ from pydantic_core import PydanticCustomError
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.models import MODELS, ModelArchitecture, near_model_ids
 from inferstack.catalog.versions import ENGINE_IMAGES
+from inferstack.config.aibrix import AibrixConfig
 from inferstack.config.base import StrictModel
 from inferstack.config.engine import (
     AutoscalingConfig,
@@ -286,6 +287,10 @@ class VllmWorkloadConfig(SingleModelWorkload):
     """``vllm`` (the default): one vLLM server per replica, all of its tensor/pipeline ranks on one node."""
     engine: VllmEngineConfig = VllmEngineConfig()
     """vLLM settings."""
+    aibrix: AibrixConfig | None = None
+    """Serve LoRA adapters through AIBrix (its control plane declared in ``cluster.aibrix``): the pods are
+    labelled for AIBrix's router and adapter controller, vLLM loads adapters at runtime, one ModelAdapter per
+    adapter. The served model name is then the workload's name (AIBrix routes by it). Default off."""
 
     @property
     def nodes(self) -> int:
@@ -311,6 +316,25 @@ class VllmWorkloadConfig(SingleModelWorkload):
     def flags_version(self, accelerator: AcceleratorKind) -> str | None:
         """The vLLM release the engine flags are checked against (None: unchecked, no flag list)."""
         return flags_version_of(self.image(accelerator))
+
+    @model_validator(mode="after")
+    def _aibrix(self) -> VllmWorkloadConfig:
+        if self.aibrix is None:
+            return self
+        if self.aibrix.autoscaler is not None and self.autoscaling is not None:
+            raise PydanticCustomError(
+                "aibrix_autoscaling",
+                "two autoscalers would fight over replicas — use aibrix.autoscaler or autoscaling, not both",
+                {"field": "autoscaling"},
+            )
+        if self.model.served_name is not None and self.model.served_name != self.name:
+            raise PydanticCustomError(
+                "aibrix_served_name",
+                "AIBrix routes by the label model.aibrix.ai/name, which must equal the Service name and "
+                "--served-model-name: the served name is the workload's name {name!r} — remove model.served_name",
+                {"name": self.name, "field": "model.served_name"},
+            )
+        return self
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
         """``extra_args`` against the flags of the default image of the pool (an explicit ``engine.image`` is

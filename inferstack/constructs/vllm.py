@@ -190,6 +190,8 @@ class VllmServerProps:
     replicas: int = 1
     shm_gib: float = 8
     env: Mapping[str, str] = field(default_factory=dict)
+    secret_env: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """Variables read from Secrets: name → (Secret, key). Default none."""
     init_containers: Sequence[k8s.Container] = ()
     extra_volumes: Sequence[k8s.Volume] = ()
     extra_mounts: Sequence[k8s.VolumeMount] = ()
@@ -271,6 +273,13 @@ def vllm_pod_props(
         k8s.EnvVar(name="DO_NOT_TRACK", value="1"),
         *props.model.env,
         *(k8s.EnvVar(name=k, value=v) for k, v in sorted(props.env.items())),
+        *(
+            k8s.EnvVar(
+                name=k,
+                value_from=k8s.EnvVarSource(secret_key_ref=k8s.SecretKeySelector(name=secret, key=key)),
+            )
+            for k, (secret, key) in sorted(props.secret_env.items())
+        ),
     ]
     return props, ServingPodProps(
         name=props.name,

@@ -444,6 +444,21 @@ CASES: dict[str, tuple[dict, dict]] = {
         workload(name="qwen-2"),  # the gateway's backend is gone
         workload(name="qwen"),
     ),
+    # aibrix
+    "AIBRIX-CONTROL-PLANE": case(
+        workload(aibrix={"adapters": []}),
+        {},
+        {"cluster": {"aibrix": {"version": "0.7.0"}}},
+    ),
+    "AIBRIX-BASE-MODEL": case(
+        merge({"cluster": {"aibrix": {}}}, workload(aibrix={})),
+        workload(
+            aibrix={"adapters": [{"name": "sql", "artifact": "huggingface://org/lora", "base_model": "Qwen/Qwen3-4B"}]}
+        ),
+        workload(
+            aibrix={"adapters": [{"name": "sql", "artifact": "huggingface://org/lora", "base_model": "Qwen/Qwen3-8B"}]}
+        ),
+    ),
     # kserve
     "KSERVE-SCALE-ZERO": case(
         only_workload(**{**KSERVE, "deployment_mode": "Standard"}),
@@ -647,6 +662,7 @@ def test_only_rules_the_platform_cannot_be_built_without_refuse_acknowledgement(
         "MODEL-SOURCE-BACKEND",
         "SECRET-INLINE",
         "NEURON-ARTIFACTS",
+        "AIBRIX-CONTROL-PLANE",
         "MULTINODE-ACCELERATOR",
         "KSERVE-KNATIVE",
         "NIM-NGC-SECRETS",
