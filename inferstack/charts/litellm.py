@@ -16,9 +16,10 @@ from inferstack.constructs.validation import PropError
 from inferstack.plan import ResolvedWorkload
 from inferstack.plan.litellm import BackendProblem, ResolvedBackend
 
-#: Where the image's Prisma engines were generated at build (as root: Dockerfile.database ``prisma generate``); the
-#: pod's HOME is an emptyDir, so the cache is named (?).
-PRISMA_BINARY_CACHE_DIR = "/root/.cache/prisma-python/binaries"
+#: Where the image's Prisma CLI and engines were generated at build (as root: Dockerfile.database ``prisma
+#: generate``): prisma-client-py derives its versioned cache paths from PRISMA_HOME_DIR (default HOME), and the pod's
+#: HOME is an emptyDir — so the home is named (src/prisma/_config.py ``Config.from_base``).
+PRISMA_ENV = {"PRISMA_HOME_DIR": "/root", "PRISMA_NODEENV_CACHE_DIR": "/root/.cache/prisma-python/nodeenv"}
 #: What a self-hosted backend gets as ``api_key`` (they check none; LiteLLM's openai provider wants one set).
 NO_KEY = "EMPTY"
 
@@ -110,9 +111,7 @@ class LiteLLMChart(WorkloadChart):
                 config=rendered,
                 secret_env=secrets,
                 placement=engine_placement(self, resolved, refs),
-                env={"PRISMA_BINARY_CACHE_DIR": PRISMA_BINARY_CACHE_DIR, "USE_PRISMA_MIGRATE": "True"}
-                if database.mode is not DatabaseMode.NONE
-                else {},
+                env={**PRISMA_ENV, "USE_PRISMA_MIGRATE": "True"} if database.mode is not DatabaseMode.NONE else {},
                 hpa=(scaling.min_replicas, scaling.max_replicas, scaling.cpu_utilization) if scaling else None,
                 postgres=postgres,
             ),

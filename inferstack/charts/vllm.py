@@ -223,7 +223,7 @@ class VllmChart(WorkloadChart):
             env.pop("HF_HUB_OFFLINE", None)
         fields = {**fields, "served_model_name": workload.name, "labels": aibrix_labels(workload.name)}
         if aibrix.autoscaler is not None:
-            fields["replicas"] = aibrix.autoscaler.min_replicas
+            fields["replicas"] = None  # the PodAutoscaler owns them
         token = workload.model.hf_token_secret
         if aibrix.adapters and token is not None and workload.model.source.type is not ModelSourceType.HF:
             fields["secret_env"] = {"HF_TOKEN": (token.name, token.key)}

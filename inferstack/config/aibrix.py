@@ -2,7 +2,8 @@
 router and adapter controller, vLLM with runtime LoRA loading, one ``ModelAdapter`` per adapter and optionally an
 AIBrix ``PodAutoscaler``. The AIBrix control plane itself (its controller, Envoy Gateway v1.2.8 with
 ``enableEnvoyPatchPolicy``, the gateway plugin) is installed from its release manifests and is not installed by
-inferstack: it has no published Helm chart, and the manifests are not vendored — declare it in ``cluster.aibrix``."""
+inferstack: its chart (``dist/chart``) is in its git tree only, in no Helm repository, and neither it nor the release
+manifests are vendored — declare it in ``cluster.aibrix``."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from pydantic_core import PydanticCustomError
 from inferstack.config.base import StrictModel
 from inferstack.config.types import ServiceName
 
-_HF_ARTIFACT = re.compile(r"^(huggingface|hf)://[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+_HF_ARTIFACT = re.compile(r"^huggingface://[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: ``--max-lora-rank`` choices of vLLM 0.19.0 (engine_flag_data/vllm-0.19.0.json).
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 
 class LoraAdapter(StrictModel):
@@ -39,7 +42,11 @@ class LoraAdapter(StrictModel):
                 "Pod Identity) — publish the adapter on the Hugging Face Hub (huggingface://org/adapter)",
             )
         if not _HF_ARTIFACT.match(value):
-            raise PydanticCustomError("adapter_artifact", "not an adapter artifact — huggingface://org/adapter")
+            raise PydanticCustomError(
+                "adapter_artifact",
+                "not an adapter artifact — huggingface://org/adapter (AIBrix rewrites only huggingface:// for vLLM; an "
+                "hf:// URL reaches vLLM unchanged and fails to load)",
+            )
         return value
 
 
@@ -53,11 +60,12 @@ class AutoscalingStrategy(StrEnum):
 
 
 class AibrixMetric(StrEnum):
-    """AIBrix's metric registry keys (pkg/metrics/metrics.go at v0.7.0), not vLLM's raw names."""
+    """AIBrix's metric registry keys (pkg/metrics/metrics.go at v0.7.0), not vLLM's raw names. Not
+    ``gpu_cache_usage_perc``: it maps to ``vllm:gpu_cache_usage_perc``, which vLLM 0.19 no longer exports (#29330),
+    and AIBrix reads a missing metric as 0 — it would never scale."""
 
     NUM_REQUESTS_WAITING = "num_requests_waiting"
     KV_CACHE_USAGE_PERC = "kv_cache_usage_perc"
-    GPU_CACHE_USAGE_PERC = "gpu_cache_usage_perc"
 
 
 class AibrixAutoscaler(StrictModel):
@@ -88,10 +96,21 @@ class AibrixConfig(StrictModel):
     """The adapters (each a ModelAdapter). Default none (LoRA loading on, adapters added later)."""
     max_loras: int = Field(default=4, ge=1, le=64)
     """``--max-loras``: adapters one pod holds at once. Default 4."""
-    max_lora_rank: int = Field(default=64, ge=1, le=512)
-    """``--max-lora-rank``. Default 64."""
+    max_lora_rank: int = 64
+    """``--max-lora-rank``: one of vLLM's choices 1, 8, 16, 32, 64, 128, 256, 320, 512. Default 64."""
     autoscaler: AibrixAutoscaler | None = None
     """An AIBrix PodAutoscaler (instead of ``autoscaling``). Default none."""
+
+    @field_validator("max_lora_rank")
+    @classmethod
+    def _rank(cls, value: int) -> int:
+        if value not in LORA_RANKS:
+            raise PydanticCustomError(
+                "lora_rank",
+                "{value} — vLLM 0.19 accepts {valid}",
+                {"value": value, "valid": ", ".join(map(str, LORA_RANKS))},
+            )
+        return value
 
     @field_validator("adapters")
     @classmethod

@@ -24,14 +24,20 @@ def _steps(path: str) -> list[str | int]:
 
 
 def with_changes(config: InferstackConfig, changes: Mapping[str, Any]) -> InferstackConfig | None:
-    """``config`` with each ``path: value`` of ``changes`` set, validated again; None when the result is not a valid
-    config (a suggestion that cannot be applied)."""
+    """``config`` with each ``path: value`` of ``changes`` set (an unset optional section on the way is created),
+    validated again; None when the path does not exist or the result is not a valid config (a suggestion that
+    cannot be applied)."""
     data: Any = config.model_dump(mode="json", by_alias=True)
     for path, value in changes.items():
         *parents, leaf = _steps(path)
         node = data
         for step in parents:
-            node = node[step]
+            if isinstance(node, dict) and isinstance(step, str) and node.get(step) is None:
+                node[step] = {}  # an optional section left to its default (e.g. a Dynamo role): set it
+            try:
+                node = node[step]
+            except (KeyError, IndexError, TypeError):
+                return None  # the path is not in this config: the change cannot apply
         node[leaf] = value
     try:
         return InferstackConfig.model_validate(data)

@@ -238,8 +238,11 @@ class AutoscalingConfig(StrictModel):
     """Default 4."""
     target_waiting_requests: int = Field(default=5, ge=1)
     """Waiting requests per replica that trigger a scale-out. Default 5."""
-    prometheus_url: str = PROMETHEUS_URL
-    """Prometheus KEDA queries (kube-prometheus-stack default service)."""
+    prometheus_url: str = Field(
+        default=PROMETHEUS_URL, max_length=2048, pattern=r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?$"
+    )
+    """Prometheus KEDA queries: ``http(s)://host[:port][/path]``, no spaces, query or credentials (KEDA's prometheus
+    scaler ``serverAddress``). Default: kube-prometheus-stack's service."""
 
     @model_validator(mode="after")
     def _range(self) -> AutoscalingConfig:
@@ -255,9 +258,11 @@ class AutoscalingConfig(StrictModel):
 class ResourcesConfig(StrictModel):
     """CPU and memory per serving pod. Accelerators follow from the engine's parallelism."""
 
-    cpu: float | None = Field(default=None, gt=0)
-    """vCPUs. Default: the accelerators' share of the smallest instance in the pool, minus system headroom."""
-    memory_gib: float | None = Field(default=None, gt=0)
-    """GiB. Default: the accelerators' share of the smallest instance's memory, minus headroom."""
-    shm_gib: float = Field(default=8, gt=0)
+    cpu: float | None = Field(default=None, gt=0, le=896)
+    """vCPUs (at most 896: the largest EC2 instance, u7in-32tb). Default: the accelerators' share of the smallest
+    instance in the pool, minus system headroom."""
+    memory_gib: float | None = Field(default=None, gt=0, le=32768)
+    """GiB (at most 32,768: the largest EC2 instance's memory). Default: the accelerators' share of the smallest
+    instance's memory, minus headroom."""
+    shm_gib: float = Field(default=8, gt=0, le=4096)
     """``/dev/shm`` (memory-backed), GiB: NCCL and the tokenizer pool need it. Default 8."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,12 +58,21 @@ def _kinds() -> dict[str, type[BaseModel]]:
     return {name: kind.config for name, kind in KINDS.items()}
 
 
+#: Segments pydantic adds to a location for the members of a union or a validator chain (``function-after[…]``,
+#: ``int``, ``str``…): the config has no such key.
+_VALIDATOR_TAG = re.compile(r"^[a-z][a-z0-9_-]*\[.*\]$")
+_TYPE_TAGS = frozenset({"int", "str", "float", "bool", "none", "bytes", "list", "dict", "is-instance", "literal"})
+
+
 def _without_tags(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
-    """``loc`` without the union tags pydantic puts after a list index (``workloads.0.vllm.engine`` → ``workloads.0
-    .engine``): the config has no such key."""
+    """``loc`` without the union tags pydantic puts into it — a workload kind after a list index
+    (``workloads.0.vllm.engine`` → ``workloads.0.engine``), a union member's type or validator
+    (``availability_zone.function-after[_check_az(), str]`` → ``availability_zone``)."""
     if len(loc) > 2 and loc[0] == "workloads" and isinstance(loc[1], int) and loc[2] in _kinds():
-        return (*loc[:2], *loc[3:])
-    return loc
+        loc = (*loc[:2], *loc[3:])
+    return tuple(
+        part for part in loc if not (isinstance(part, str) and (_VALIDATOR_TAG.match(part) or part in _TYPE_TAGS))
+    )
 
 
 def _model_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
@@ -112,6 +122,9 @@ def problem_from(root: type[BaseModel], error: ErrorDetails) -> Problem:
             valid += f" ({loc[-1]} is a field of kind {' / '.join(owners)})"
         return Problem(format_path(_without_tags(loc)), f"unknown key — {valid}")
     loc = _without_tags(loc)
+    if loc and loc[-1] == "[key]":  # a mapping key that is not a string (YAML true, 1, a mapping…)
+        key = loc[-2] if len(loc) > 1 else "?"
+        return Problem(format_path(loc[:-2]), f"key {key!r}: {error['msg'][0].lower()}{error['msg'][1:]} (quote it)")
     if kind == "missing":
         return Problem(format_path(loc), "required")
     if loc[:1] == ("workloads",) and len(loc) == 2 and kind in ("model_type", "model_attributes_type", "dict_type"):
@@ -131,6 +144,18 @@ def problem_from(root: type[BaseModel], error: ErrorDetails) -> Problem:
     return Problem(format_path(loc), message, error.get("input", _MISSING))
 
 
+def _merged(problems: list[Problem]) -> list[Problem]:
+    """One problem per path: the members of a union each fail — say what each would accept, once."""
+    by_path: dict[str, Problem] = {}
+    for problem in problems:
+        first = by_path.get(problem.path)
+        if first is None:
+            by_path[problem.path] = problem
+        elif problem.message not in first.message:
+            by_path[problem.path] = Problem(first.path, f"{first.message}, or {problem.message}", first.value)
+    return list(by_path.values())
+
+
 def problems_from(root: type[BaseModel], exc: ValidationError) -> list[Problem]:
     errors = exc.errors(include_url=False)
     # A list whose items all failed is also reported "too short": the items' own problems say it better.
@@ -143,4 +168,4 @@ def problems_from(root: type[BaseModel], exc: ValidationError) -> list[Problem]:
             and any(loc[: len(e["loc"])] == tuple(e["loc"]) and len(loc) > len(e["loc"]) for loc in nested)
         )
     ]
-    return [problem_from(root, e) for e in kept]
+    return _merged([problem_from(root, e) for e in kept])

@@ -117,7 +117,15 @@ def load_config(path: str | Path) -> InferstackConfig:
 
 def _load_yaml(text: str, source: str) -> Any:
     """Parse ``text`` with the hardened loader; every failure is one :class:`ConfigError` with line and column."""
-    loader = _UniqueKeyLoader(text)
+    try:
+        loader = _UniqueKeyLoader(text)  # the reader refuses control characters here
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        problem = Problem(
+            f"line {line}, column {column}", f"invalid YAML: character #x{exc.character:04x} is not allowed"
+        )
+        raise ConfigError(source, [problem]) from None
     try:
         node = loader.get_single_node()
         if node is None:

@@ -57,7 +57,8 @@ class EnginePlacement:
     node_selector: Mapping[str, str]
     tolerations: Sequence[TolerationSpec] = ()
     startup_seconds: int
-    replicas: int = 1
+    replicas: int | None = 1
+    """None: an autoscaler owns them (the Deployment leaves them unset). Default 1."""
     shm_gib: float = 8
     monitoring: bool = True
     priority_class: str | None = None

@@ -123,7 +123,7 @@ class LiteLLMGateway(Construct):
             placement,
             volumes=[*placement.volumes, volume],
             mounts=[*placement.mounts, k8s.VolumeMount(name="config", mount_path=CONFIG_DIR, read_only=True)],
-            replicas=props.hpa[0] if props.hpa else placement.replicas,
+            replicas=None if props.hpa else placement.replicas,  # the HPA owns them
         )
         self.server = EngineServer(self, "proxy", spec, placement, owner=owner)
         self.service = self.server.service

@@ -187,7 +187,8 @@ class VllmServerProps:
     """Taints to tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair."""
     startup_seconds: int
     """Time the startup probe allows for loading the model."""
-    replicas: int = 1
+    replicas: int | None = 1
+    """None: an external autoscaler owns the replicas (not set on the Deployment). Default 1."""
     shm_gib: float = 8
     env: Mapping[str, str] = field(default_factory=dict)
     secret_env: Mapping[str, tuple[str, str]] = field(default_factory=dict)

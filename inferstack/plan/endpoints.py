@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from inferstack.config.nim import NimWorkloadConfig
 from inferstack.config.ollama import OllamaWorkloadConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
-from inferstack.config.workloads import SingleModelWorkload, WorkloadBase
+from inferstack.config.workloads import SingleModelWorkload, VllmWorkloadConfig, WorkloadBase
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,9 @@ def served_models(workload: WorkloadBase) -> tuple[str, ...]:
         return tuple(m.model.name for m in workload.models)
     if isinstance(workload, NimWorkloadConfig):
         return ()
+    if isinstance(workload, VllmWorkloadConfig) and workload.aibrix is not None:
+        # AIBrix serves the base model as the workload's name, and each adapter by its own
+        return (workload.name, *(a.name for a in workload.aibrix.adapters))
     if workload.kind == "kserve":
         assert isinstance(workload, SingleModelWorkload)
         return (workload.model.served_name or workload.name,)

@@ -64,7 +64,14 @@ def test_pod_autoscaler_targets_the_deployment(objects):
     assert scaler["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "qwen-coder"}
     (source,) = scaler["spec"]["metricsSources"]
     assert source["targetMetric"] == "num_requests_waiting" and source["port"] == "8000"  # a registry key
-    assert deployment["spec"]["replicas"] == scaler["spec"]["minReplicas"]
+    assert "replicas" not in deployment["spec"]  # the PodAutoscaler owns them: a re-apply must not reset them
+
+
+def test_a_gateway_routes_to_the_names_aibrix_serves():
+    from inferstack.plan.endpoints import endpoint_of
+
+    (workload,) = load_config(EXAMPLE).workloads
+    assert endpoint_of(workload).models == ("qwen-coder", "qwen-coder-sql")
 
 
 @pytest.mark.parametrize(
@@ -78,6 +85,14 @@ def test_pod_autoscaler_targets_the_deployment(objects):
         ),
         ({"autoscaler": {}}, {"autoscaling": {}}, "autoscaling", "fight"),
         ({}, {"model": {"id": "Qwen/Qwen3-8B", "served_name": "other"}}, "model.served_name", "model.aibrix.ai/name"),
+        (
+            {"adapters": [{"name": "a", "artifact": "hf://org/a", "base_model": "Qwen/Qwen3-8B"}]},
+            {},
+            "aibrix.adapters[0].artifact",
+            "huggingface://",
+        ),
+        ({"max_lora_rank": 48}, {}, "aibrix.max_lora_rank", "320"),
+        ({"autoscaler": {"metric": "gpu_cache_usage_perc"}}, {}, "aibrix.autoscaler.metric", "must be one of"),
     ],
 )
 def test_bad_aibrix_fields_are_named(aibrix, extra, path, words):

@@ -81,6 +81,12 @@ def test_secrets_are_environment_references(gateway_app):
     assert env["LITELLM_MASTER_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "litellm", "key": "master-key"}
 
 
+def test_prisma_finds_the_images_engines(gateway_app):
+    env = {e["name"]: e.get("value") for e in proxy(gateway_app)["env"]}
+    assert env["PRISMA_HOME_DIR"] == "/root"  # HOME is the pod's emptyDir; the engines were generated under /root
+    assert "PRISMA_BINARY_CACHE_DIR" not in env  # it would replace the versioned path prisma derives
+
+
 def test_probes_avoid_the_authenticated_health(gateway_app):
     c = proxy(gateway_app)
     assert c["readinessProbe"]["httpGet"] == {"path": "/health/readiness", "port": 4000}
@@ -99,6 +105,8 @@ def test_postgres_keeps_its_data(gateway_app):
 
 
 def test_hpa_on_cpu_with_metrics_server(gateway_app):
+    (deployment,) = [o for o in objects_of(gateway_app, "Deployment") if o["metadata"]["name"] == "llm-gateway"]
+    assert "replicas" not in deployment["spec"]  # the HPA owns them
     (hpa,) = objects_of(gateway_app, "HorizontalPodAutoscaler")
     assert hpa["spec"]["minReplicas"] == 2 and hpa["spec"]["maxReplicas"] == 6
     assert hpa["spec"]["metrics"][0]["resource"]["name"] == "cpu"

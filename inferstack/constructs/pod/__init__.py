@@ -87,7 +87,9 @@ class ServingPodProps:
     node_selector: Mapping[str, str]
     tolerations: Sequence[TolerationSpec]
     startup_seconds: int
-    replicas: int = 1
+    replicas: int | None = 1
+    """Replicas. None: not set on the Deployment — an external autoscaler (an HPA, AIBrix's PodAutoscaler) owns
+    them, and a re-apply must not reset them. Default 1."""
     shm_gib: float = 8
     init_containers: Sequence[k8s.Container] = ()
     volumes: Sequence[k8s.Volume] = ()
@@ -128,7 +130,8 @@ def validate(owner: str, props: ServingPodProps) -> None:
     check.quantities(owner, "limits", props.limits)
     check.extended_resources_equal(owner, props.requests, props.limits)
     check.at_least(owner, "startup_seconds", props.startup_seconds, PROBE_PERIOD_SECONDS, "one startup probe period")
-    check.at_least(owner, "replicas", props.replicas, 0, "a Deployment cannot have fewer")
+    if props.replicas is not None:
+        check.at_least(owner, "replicas", props.replicas, 0, "a Deployment cannot have fewer")
     check.at_least(owner, "shm_gib", props.shm_gib, 0.0625, "NCCL and the tokenizer pool need /dev/shm")
     if props.metrics_port != "http" and props.metrics_port not in props.ports:
         raise check.PropError(
