@@ -232,6 +232,9 @@ class KnativeServingConfig(StrictModel):
     ``config-features`` (without them Knative refuses a predictor placed on GPU nodes). Default false."""
 
 
+_ADDON_VERSION = re.compile(r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")
+
+
 class ClusterConfig(StrictModel):
     """The EKS cluster."""
 
@@ -293,6 +296,15 @@ class ClusterConfig(StrictModel):
                 "unknown add-on {unknown} — pinnable add-ons: {valid}",
                 {"unknown": ", ".join(unknown), "valid": ", ".join(CORE_ADDONS)},
             )
+        for name, version in pins.items():
+            # EKS add-on versions: v<major>.<minor>.<patch>-eksbuild.<n> (aws eks describe-addon-versions)
+            if not _ADDON_VERSION.match(version):
+                raise PydanticCustomError(
+                    "addon_version",
+                    "{version!r} is not an EKS add-on version — v<major>.<minor>.<patch>-eksbuild.<n>, e.g. "
+                    "v1.19.2-eksbuild.1 (aws eks describe-addon-versions --addon-name {name})",
+                    {"version": version[:80], "name": name, "field": name},
+                )
         return pins
 
     @field_validator("admin_principal_arns")

@@ -10,6 +10,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from inferstack.config.model import PUBLIC_SUBNET_MASK, NetworkConfig
+from inferstack.stacks.nag import acknowledge
 
 #: Subnet tags the AWS Load Balancer Controller uses to place internet-facing and internal load balancers.
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
@@ -75,6 +76,10 @@ class NetworkStack(Stack):
                 "FlowLog",
                 destination=ec2.FlowLogDestination.to_cloud_watch_logs(log_group),
                 traffic_type=ec2.FlowLogTrafficType.ALL,
+            )
+        else:  # the config turned them off: synth builds what check accepted, the choice recorded for cdk-nag
+            acknowledge(
+                self.vpc, "VPC7", "network.flow_logs is false in the config: VPC flow logs turned off on purpose"
             )
 
     @property

@@ -144,7 +144,7 @@ class StorageStack(cdk.Stack):
                 "encryption_key": self.bucket_key,
                 "bucket_key_enabled": True,
             }
-        return s3.Bucket(
+        bucket = s3.Bucket(
             self,
             "ModelBucket",
             bucket_name=config.bucket_name,
@@ -163,6 +163,11 @@ class StorageStack(cdk.Stack):
             ],
             **encryption,
         )
+        if logs is None:  # storage.model_bucket.access_logs: false — built as configured, recorded for cdk-nag
+            acknowledge(
+                bucket, "S1", "storage.model_bucket.access_logs is false in the config: access logs off on purpose"
+            )
+        return bucket
 
     def _export(self, name: str, value: str) -> str:
         """Export ``value`` from this stack under ``<stack>-<name>`` (once) and return the export name."""
