@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -11,6 +12,15 @@ from pydantic_core import PydanticCustomError
 #: counts: GiB of storage ≤ 65,536, replicas, tokens ≤ 10^7); beyond it the sizing model and the placement code
 #: would overflow or round instead of judging the value.
 MAX_NUMBER = 10**12
+
+
+def _numeric(model: type[BaseModel], key: Any) -> bool:
+    """Whether field ``key`` of ``model`` holds a number and not a boolean (``int``, ``float``, optional or not)."""
+    field = model.model_fields.get(key) if isinstance(key, str) else None
+    if field is None:
+        return False
+    kinds = set(typing.get_args(field.annotation)) or {field.annotation}
+    return bool(kinds & {int, float}) and bool not in kinds
 
 
 def _too_big(value: Any) -> bool:
@@ -37,5 +47,12 @@ class StrictModel(BaseModel):
                         "number_range",
                         "{value} is out of range — numbers in the config are finite and at most {max}",
                         {"value": str(value)[:40], "max": f"{MAX_NUMBER:,}", "field": str(key)},
+                    )
+                if isinstance(value, bool) and _numeric(cls, key):
+                    # pydantic would read YAML true/false as 1/0 for a number
+                    raise PydanticCustomError(
+                        "bool_number",
+                        "{value} is a boolean — this field is a number",
+                        {"value": str(value).lower(), "field": str(key)},
                     )
         return data

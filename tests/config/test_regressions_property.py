@@ -93,3 +93,18 @@ def test_logs_turned_off_on_purpose_synthesize_with_cdk_nag(change, synth_config
     config = parse_config(default_with(change))
     assert not evaluate(config).errors
     synth_config(config, nag=True)
+
+
+@pytest.mark.parametrize(
+    ("path", "change"),
+    [
+        ("workloads[0].replicas", lambda d: d["workloads"][0].__setitem__("replicas", True)),
+        (
+            "workloads[0].engine.max_model_len",
+            lambda d: d["workloads"][0].setdefault("engine", {}).__setitem__("max_model_len", False),
+        ),
+    ],
+)
+def test_a_yaml_boolean_is_not_read_as_a_number(path, change):
+    found = problems(default_with(change))
+    assert "is a boolean — this field is a number" in found[path]
