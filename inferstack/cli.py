@@ -1,9 +1,11 @@
-"""Command line: ``python -m inferstack.cli {summary,schema,check}``.
+"""Command line: ``python -m inferstack.cli {summary,schema,check,plan,preflight}``.
 
 * ``summary [CDK_OUT]`` — stacks, resources, Kubernetes objects and Helm charts in a synthesized cloud assembly;
 * ``schema`` — the JSON Schema of the config (for editors) on stdout;
 * ``check [CONFIG]`` — validate a config and run every rule, without synthesizing;
-* ``plan [CONFIG]`` — per workload: accelerator, TP/PP, weights, KV budget, tokens, concurrency, verdict.
+* ``plan [CONFIG]`` — per workload: accelerator, TP/PP, weights, KV budget, tokens, concurrency, verdict;
+* ``preflight [CONFIG]`` — the real account (read-only, the caller's credentials): quotas, offerings, EFA,
+  reservations, the model bucket, the EKS version.
 """
 
 from __future__ import annotations
@@ -170,6 +172,22 @@ def _check(config_path: str) -> int:
     return 0
 
 
+def _preflight(config_path: str, region: str | None, clients: Any = None) -> int:
+    """Run the preflight checks with the caller's credentials (read-only); 1 when any check fails."""
+    from inferstack.preflight import Preflight, boto3_clients, table
+
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    results = Preflight(config, clients or boto3_clients(region or config.env.region)).run()
+    print(table(results))
+    failed = [r for r in results if not r.passed]
+    print(f"{config_path}: {len(results) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="inferstack", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -180,7 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("config", nargs="?", default="inferstack.yaml")
     plan = sub.add_parser("plan", help="memory plan of every workload (weights, KV cache, concurrency)")
     plan.add_argument("config", nargs="?", default="inferstack.yaml")
+    preflight = sub.add_parser("preflight", help="check the real account (quotas, offerings, EFA, reservations)")
+    preflight.add_argument("config", nargs="?", default="inferstack.yaml")
+    preflight.add_argument("--region", help="AWS region. Default: env.region of the config, else the session's")
     args = parser.parse_args(argv)
+    if args.command == "preflight":
+        return _preflight(args.config, args.region)
     if args.command == "summary":
         out = Path(args.out)
         if not (out / "manifest.json").is_file():
