@@ -124,7 +124,11 @@ def _plan(config_path: str) -> int:
     if not config.workloads:
         print(f"{config_path}: no workloads")
         return 0
+    from inferstack.plan.cost import cost_table
+
     print(plan_table(config))
+    print()
+    print(cost_table(config))
     return 0
 
 

@@ -1,0 +1,71 @@
+"""GIVEN the default config and two examples, WHEN ``plan`` prices them, THEN each workload's and pool's cost is its
+pods' (nodes') share of the vendored on-demand prices — asserted against the price table, not against itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from inferstack import cli
+from inferstack.catalog.prices import HOURS_PER_MONTH, price
+from inferstack.config import load_config, parse_config
+from inferstack.plan.cost import pool_costs, workload_costs
+from tests.synth import ROOT
+
+
+def by_subject(costs):
+    return {c.subject: c for c in costs}
+
+
+def usd(instance: str) -> float:
+    found = price(instance, "us-east-1")
+    assert found is not None, instance
+    return found.on_demand
+
+
+def test_the_vendored_table_has_its_sources():
+    found = price("p5.48xlarge", "us-east-1")
+    assert found is not None and found.on_demand == 55.04  # after the June 2025 P5 price cut
+    assert "karpenter-provider-aws" in found.source and found.date == "2026-07-20"
+    assert price("p5.48xlarge", "us-west-2") is None  # not guessed: no post-cut source for it
+
+
+def test_default_platform_costs_one_l40s_node():
+    config = load_config(ROOT / "inferstack.yaml")
+    (workload,) = workload_costs(config)
+    assert workload.hourly == pytest.approx(usd("g6e.2xlarge"))
+    assert workload.monthly == pytest.approx(usd("g6e.2xlarge") * HOURS_PER_MONTH)
+    system = by_subject(pool_costs(config))["system"]
+    assert system.hourly == pytest.approx(config.cluster.system_nodes.desired_size * usd("m6i.xlarge"))
+
+
+def test_prefill_decode_takes_two_whole_p5_nodes_and_half_a_system_node():
+    config = load_config(ROOT / "examples" / "ray-pd-efa-p5.yaml")
+    (workload,) = workload_costs(config)
+    # prefill + decode: an EFA pod each, a whole p5.48xlarge; the head (2 vCPU) on a 4-vCPU system node
+    assert workload.hourly == pytest.approx(2 * usd("p5.48xlarge") + 0.5 * usd("m6i.xlarge"))
+    pool = by_subject(pool_costs(config))["p5-efa"]
+    assert pool.hourly == pytest.approx(2 * usd("p5.48xlarge"))
+
+
+def test_tensor_parallel_shares_of_a_node():
+    config = load_config(ROOT / "examples" / "vllm-gpu-tp4.yaml")
+    (workload,) = workload_costs(config)
+    replicas = config.workloads[0].replicas
+    assert workload.hourly == pytest.approx(replicas * usd("g6e.12xlarge"))  # TP 4 = all four GPUs
+
+
+def test_a_missing_price_is_said_not_guessed():
+    config = parse_config(
+        {
+            "env": {"region": "us-west-2"},
+            "compute": {"node_groups": [{"name": "p5", "instance_type": "p5.48xlarge", "max_size": 1}]},
+        }
+    )
+    (p5,) = [c for c in pool_costs(config) if c.subject == "p5"]
+    assert p5.hourly is None and "no price for p5.48xlarge in us-west-2" in p5.detail
+
+
+def test_plan_prints_the_cost_columns(capsys):
+    assert cli.main(["plan", str(ROOT / "inferstack.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "$/hour" in out and "$/month" in out and f"{usd('g6e.2xlarge'):.2f}" in out
