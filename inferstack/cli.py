@@ -176,7 +176,7 @@ def _check(config_path: str) -> int:
     return 0
 
 
-def _preflight(config_path: str, region: str | None, clients: Any = None) -> int:
+def _preflight(config_path: str, region: str | None, clients: Any = None, *, prices: bool = False) -> int:
     """Run the preflight checks with the caller's credentials (read-only); 1 when any check fails."""
     from inferstack.preflight import Preflight, boto3_clients, table
 
@@ -185,7 +185,7 @@ def _preflight(config_path: str, region: str | None, clients: Any = None) -> int
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 1
-    results = Preflight(config, clients or boto3_clients(region or config.env.region)).run()
+    results = Preflight(config, clients or boto3_clients(region or config.env.region), prices=prices).run()
     print(table(results))
     failed = [r for r in results if not r.passed]
     print(f"{config_path}: {len(results) - len(failed)} passed, {len(failed)} failed")
@@ -205,9 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     preflight = sub.add_parser("preflight", help="check the real account (quotas, offerings, EFA, reservations)")
     preflight.add_argument("config", nargs="?", default="inferstack.yaml")
     preflight.add_argument("--region", help="AWS region. Default: env.region of the config, else the session's")
+    preflight.add_argument(
+        "--prices", action="store_true", help="also compare the vendored prices with the Pricing API"
+    )
     args = parser.parse_args(argv)
     if args.command == "preflight":
-        return _preflight(args.config, args.region)
+        return _preflight(args.config, args.region, prices=args.prices)
     if args.command == "summary":
         out = Path(args.out)
         if not (out / "manifest.json").is_file():

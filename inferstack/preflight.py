@@ -10,6 +10,7 @@ its message, never a traceback."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferstack.catalog.instances import INSTANCE_TYPES, InstanceType
+from inferstack.catalog.prices import DEFAULT_PRICE_REGION, price
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig, NodeCapacity
 from inferstack.config.model import InferstackConfig
 from inferstack.plan.placement import pool_instances
@@ -111,12 +113,16 @@ def _error(exc: Exception) -> str:
 class Preflight:
     """The checks of one config against one account and region (clients from ``clients``)."""
 
-    def __init__(self, config: InferstackConfig, clients: ClientFactory) -> None:
-        self.config, self.clients = config, clients
+    def __init__(self, config: InferstackConfig, clients: ClientFactory, *, prices: bool = False) -> None:
+        """:param prices: also compare the vendored on-demand prices with the Pricing API's. Default False."""
+        self.config, self.clients, self.with_prices = config, clients, prices
 
     def run(self) -> list[CheckResult]:
         results: list[CheckResult] = []
-        for check in (self.quotas, self.offerings, self.efa, self.reservations, self.bucket, self.eks_version):
+        checks = [self.quotas, self.offerings, self.efa, self.reservations, self.bucket, self.eks_version]
+        if self.with_prices:
+            checks.append(self.prices)
+        for check in checks:
             try:
                 results.extend(check())
             except Exception as exc:
@@ -245,13 +251,71 @@ class Preflight:
             "" if offered else "pick a version EKS offers (aws eks describe-cluster-versions)",
         )
 
+    def prices(self) -> Iterator[CheckResult]:
+        """The vendored on-demand price of every pool's instance types against the Pricing API's (``plan``'s costs
+        are only as current as the table)."""
+        region = self.config.env.region or DEFAULT_PRICE_REGION
+        client = self.clients("pricing")
+        names = sorted({t.name for p in self.config.compute.pools for t in pool_instances(p)})
+        for name in names:
+            filters = [
+                {"Type": "TERM_MATCH", "Field": field, "Value": value}
+                for field, value in (
+                    ("instanceType", name),
+                    ("regionCode", region),
+                    ("operatingSystem", "Linux"),
+                    ("tenancy", "Shared"),
+                    ("preInstalledSw", "NA"),
+                    ("capacitystatus", "Used"),
+                )
+            ]
+            products = client.get_products(ServiceCode="AmazonEC2", Filters=filters).get("PriceList", [])
+            live = _on_demand_usd(products)
+            vendored = price(name, region)
+            if live is None:
+                yield CheckResult(
+                    "price", name, False, "the Pricing API returned no on-demand price", "check the type and region"
+                )
+                continue
+            if vendored is None:
+                yield CheckResult("price", name, True, f"live ${live:g}/h; not in the vendored table")
+                continue
+            drift = abs(vendored.on_demand - live) / live
+            ok = drift <= PRICE_DRIFT
+            yield CheckResult(
+                "price",
+                name,
+                ok,
+                f"live ${live:g}/h, vendored ${vendored.on_demand:g}/h ({vendored.date})",
+                "" if ok else "update inferstack/catalog/price_data/ec2-on-demand.json: plan's costs are stale",
+            )
+
+
+#: How far the vendored price may be from the Pricing API's before the check fails (5 %).
+PRICE_DRIFT = 0.05
+
+
+def _on_demand_usd(products: list[Any]) -> float | None:
+    """The hourly on-demand USD price in a Pricing API ``PriceList`` (JSON strings of products)."""
+    for product in products:
+        data = json.loads(product) if isinstance(product, str) else product
+        for term in data.get("terms", {}).get("OnDemand", {}).values():
+            for dimension in term.get("priceDimensions", {}).values():
+                usd = dimension.get("pricePerUnit", {}).get("USD")
+                if usd is not None and float(usd) > 0:
+                    return float(usd)
+    return None
+
 
 def boto3_clients(region: str | None) -> ClientFactory:
-    """Clients of the caller's default credentials in ``region`` (default: the session's)."""
+    """Clients of the caller's default credentials in ``region`` (default: the session's); the Pricing API's
+    endpoint is us-east-1's."""
     import boto3
 
     session = boto3.Session(region_name=region) if region else boto3.Session()
-    return lambda service: session.client(service)
+    return lambda service: (
+        session.client(service, region_name="us-east-1") if service == "pricing" else session.client(service)
+    )
 
 
 def table(results: list[CheckResult]) -> str:

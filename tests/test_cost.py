@@ -69,3 +69,16 @@ def test_plan_prints_the_cost_columns(capsys):
     assert cli.main(["plan", str(ROOT / "inferstack.yaml")]) == 0
     out = capsys.readouterr().out
     assert "$/hour" in out and "$/month" in out and f"{usd('g6e.2xlarge'):.2f}" in out
+
+
+def test_a_stated_traffic_prices_a_thousand_requests():
+    data = {
+        "compute": {"karpenter_pools": [{"name": "l40s", "instance_types": ["g6e.2xlarge"]}]},
+        "workloads": [
+            {"name": "q", "pool": "l40s", "model": {"id": "Qwen/Qwen3-8B"}, "expected_requests_per_day": 1_000_000}
+        ],
+    }
+    (workload,) = workload_costs(parse_config(data))
+    monthly = usd("g6e.2xlarge") * HOURS_PER_MONTH
+    assert workload.per_thousand_requests == pytest.approx(monthly / (1_000_000 * HOURS_PER_MONTH / 24 / 1000))
+    assert workload_costs(load_config(ROOT / "inferstack.yaml"))[0].per_thousand_requests is None

@@ -170,3 +170,30 @@ def test_the_command_prints_the_table_and_fails(tmp_path, capsys, config):
     out = capsys.readouterr().out
     assert code == 1 and "FAIL" in out and "fix:" in out and "1 failed" in out
     assert "PASS" in table(results_of(config))
+
+
+def _product(usd: float) -> str:
+    import json
+
+    return json.dumps(
+        {"terms": {"OnDemand": {"T1": {"priceDimensions": {"D1": {"unit": "Hrs", "pricePerUnit": {"USD": f"{usd}"}}}}}}}
+    )
+
+
+def test_vendored_prices_are_compared_with_the_pricing_api():
+    from inferstack.catalog.prices import price
+
+    config = parse_config(
+        {
+            "env": {"region": "us-east-1"},
+            "compute": {"karpenter_pools": [{"name": "l40s", "instance_types": ["g6e.2xlarge"]}]},
+        }
+    )
+    vendored = price("g6e.2xlarge", "us-east-1").on_demand
+    for live, passed in ((vendored, True), (vendored * 1.2, False)):
+        clients = stubbed({"pricing": [("get_products", {"PriceList": [_product(live)], "FormatVersion": "aws_v1"})]})
+        checker = Preflight(config, clients, prices=True)
+        (result,) = list(checker.prices())
+        assert result.passed is passed, result
+        if not passed:
+            assert "price_data" in result.fix

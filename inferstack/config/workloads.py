@@ -229,6 +229,8 @@ class WorkloadBase(StrictModel):
     """How long the startup probe waits for the model to load. Default: estimated from model size and source."""
     monitoring: bool = True
     """A PodMonitor for Prometheus (the engine's ``/metrics``). Default on."""
+    expected_requests_per_day: int | None = Field(default=None, ge=1, le=10**10)
+    """The traffic you expect, requests per day: ``plan`` then prices 1,000 requests. Default: not stated."""
     overrides: dict[OverrideTarget, dict[str, Any]] = Field(default_factory=dict)
     """Escape hatch: per rendered object, a patch deep-merged into it (mappings merge key by key, anything else
     replaces), then validated against the object's schema — an unknown field is an error. Keys are the object's

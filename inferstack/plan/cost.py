@@ -20,6 +20,9 @@ from inferstack.config.model import InferstackConfig
 from inferstack.plan import ResolvedPlatform, Role, resolve
 from inferstack.plan.placement import host_instance, pool_instances
 
+#: Days in a 730-hour month.
+DAYS_PER_MONTH = HOURS_PER_MONTH / 24
+
 
 @dataclass(frozen=True)
 class Cost:
@@ -27,10 +30,19 @@ class Cost:
     hourly: float | None
     """USD per hour; None when a price is missing."""
     detail: str
+    requests_per_day: int | None = None
+    """The workload's stated traffic (``expected_requests_per_day``)."""
 
     @property
     def monthly(self) -> float | None:
         return None if self.hourly is None else self.hourly * HOURS_PER_MONTH
+
+    @property
+    def per_thousand_requests(self) -> float | None:
+        """USD per 1,000 requests at the stated traffic (the month's cost over the month's requests)."""
+        if self.monthly is None or not self.requests_per_day:
+            return None
+        return self.monthly / (self.requests_per_day * DAYS_PER_MONTH / 1000)
 
 
 def price_region(config: InferstackConfig) -> str:
@@ -76,6 +88,7 @@ def workload_costs(config: InferstackConfig, plan: ResolvedPlatform | None = Non
                 f"{resolved.namespace}/{resolved.name}",
                 None if missing else total,
                 "no price for " + ", ".join(sorted(set(missing))) if missing else ", ".join(parts),
+                resolved.config.expected_requests_per_day,
             )
         )
     return costs
@@ -134,4 +147,6 @@ def cost_table(config: InferstackConfig) -> str:
 def _row(cost: Cost) -> str:
     if cost.hourly is None:
         return f"  {cost.subject:<32} {'-':>9} {'-':>11}  {cost.detail}"
-    return f"  {cost.subject:<32} {cost.hourly:>9.2f} {cost.monthly:>11,.0f}  {cost.detail}"
+    per_k = cost.per_thousand_requests
+    traffic = f"; ${per_k:.4f} per 1K requests at {cost.requests_per_day:,}/day" if per_k is not None else ""
+    return f"  {cost.subject:<32} {cost.hourly:>9.2f} {cost.monthly:>11,.0f}  {cost.detail}{traffic}"
