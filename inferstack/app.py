@@ -40,11 +40,26 @@ def _context_flag(app: cdk.App, key: str, default: bool) -> bool:
     return str(value).lower() not in ("false", "0", "no", "off")
 
 
+def _preflight_passes(config: InferstackConfig, clients: Any = None) -> bool:
+    """``-c inferstack:preflight=true``: the account checks (:mod:`inferstack.preflight`) before synth; their table
+    on stderr, False when any fails (synth does not start)."""
+    from inferstack.preflight import Preflight, boto3_clients, table
+
+    results = Preflight(config, clients or boto3_clients(config.env.region)).run()
+    failed = [r for r in results if not r.passed]
+    if failed:
+        print(f"inferstack: preflight failed ({len(failed)} of {len(results)} checks):", file=sys.stderr)
+        print(table(results), file=sys.stderr)
+    return not failed
+
+
 def main() -> int:
     app = cdk.App()
     config_path = Path(str(app.node.try_get_context("config") or DEFAULT_CONFIG))
     try:
         config = load_config(config_path)
+        if _context_flag(app, "inferstack:preflight", False) and not _preflight_passes(config):
+            return 1
         build_app(config, app, nag=_context_flag(app, "inferstack:nag", True))
     except (ConfigError, RuleViolationError, CustomResourceError, PropError) as exc:
         if isinstance(exc, ConfigError) and exc.source != str(config_path):  # found while rendering (overrides)

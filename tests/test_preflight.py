@@ -197,3 +197,12 @@ def test_vendored_prices_are_compared_with_the_pricing_api():
         assert result.passed is passed, result
         if not passed:
             assert "price_data" in result.fix
+
+
+def test_synth_can_require_a_passing_preflight(config, capsys):
+    """``-c inferstack:preflight=true`` runs the checks before synth: a failing account stops it with the table."""
+    from inferstack.app import _preflight_passes
+
+    assert _preflight_passes(config, stubbed(answers(config))) is True
+    assert _preflight_passes(config, stubbed(answers(config, versions=()))) is False
+    assert "preflight failed (1 of" in capsys.readouterr().err
