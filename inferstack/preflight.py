@@ -23,12 +23,28 @@ from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolC
 from inferstack.config.model import InferstackConfig
 from inferstack.plan.placement import pool_instances
 
-#: EC2 vCPU quotas (Service Quotas, service ``ec2``) per instance category: (on-demand, spot) quota codes. From the
-#: Service Quotas console's EC2 list ("Running On-Demand P instances" …); the Inf/Trn spot codes are unconfirmed (?).
+#: EC2 vCPU quotas (Service Quotas, service ``ec2``): quota code → its name. On-demand quotas are per category;
+#: P5-family Spot has its own quota beside P2–P4's. From the Service Quotas EC2 list; the Inf/Trn spot codes are
+#: unconfirmed (?), and p6 is taken to count as P5 (?).
+QUOTA_NAMES: dict[str, str] = {
+    "L-1216C47A": "Running On-Demand Standard instances",
+    "L-DB2E81BA": "Running On-Demand G and VT instances",
+    "L-417A185B": "Running On-Demand P instances",
+    "L-1945791B": "Running On-Demand Inf instances",
+    "L-2C3B7624": "Running On-Demand Trn instances",
+    "L-34B43A08": "All Standard Spot Instance Requests",
+    "L-3819A6DF": "All G and VT Spot Instance Requests",
+    "L-7212CCBC": "All P4, P3 and P2 Spot Instance Requests",
+    "L-C4BD4855": "All P5 Spot Instance Requests",
+    "L-B5D1601B": "All Inf Spot Instance Requests",
+    "L-6B0D517C": "All Trn Spot Instance Requests",
+}
+#: category → (on-demand, spot) quota codes.
 QUOTA_CODES: dict[str, tuple[str, str]] = {
     "Standard": ("L-1216C47A", "L-34B43A08"),
     "G and VT": ("L-DB2E81BA", "L-3819A6DF"),
     "P": ("L-417A185B", "L-7212CCBC"),
+    "P5": ("L-417A185B", "L-C4BD4855"),
     "Inf": ("L-1945791B", "L-B5D1601B"),
     "Trn": ("L-2C3B7624", "L-6B0D517C"),
 }
@@ -54,6 +70,8 @@ def quota_category(instance: InstanceType) -> str:
         return "Trn"
     if family.startswith("inf"):
         return "Inf"
+    if family.startswith(("p5", "p6")):
+        return "P5"
     if family.startswith("p"):
         return "P"
     if family.startswith(("g", "vt")):
@@ -70,35 +88,43 @@ def _zone(config: InferstackConfig, zone: str | int | None) -> str | None:
     return None
 
 
-def vcpu_demand(config: InferstackConfig) -> dict[tuple[str, str], int]:
-    """vCPUs each ``(category, "on_demand" | "spot")`` quota must allow: what the system nodes, every node group at
-    ``max_size`` and every Karpenter pool at its limits could run at once (Capacity Blocks use no vCPU quota)."""
-    demand: dict[tuple[str, str], int] = defaultdict(int)
+def quota_code(instance: InstanceType, purchase: str) -> str:
+    """The quota an instance counts against when bought ``on_demand`` or as ``spot``."""
+    on_demand, spot = QUOTA_CODES[quota_category(instance)]
+    return spot if purchase == "spot" else on_demand
+
+
+def vcpu_demand(config: InferstackConfig) -> dict[str, int]:
+    """vCPUs each quota (by code) must allow: what the system nodes, every node group at ``max_size`` and every
+    Karpenter pool at its limits could run at once (Capacity Blocks use no vCPU quota; an ODCR counts as
+    on-demand)."""
+    demand: dict[str, int] = defaultdict(int)
     system = config.cluster.system_nodes
     largest = max((INSTANCE_TYPES[t] for t in system.instance_types), key=lambda t: t.vcpu)
-    demand[(quota_category(largest), "on_demand")] += system.max_size * largest.vcpu
+    system_purchase = "spot" if system.capacity_type.value == "spot" else "on_demand"
+    demand[quota_code(largest, system_purchase)] += system.max_size * largest.vcpu
     for pool in config.compute.pools:
         if isinstance(pool, AcceleratedNodeGroupConfig):
             if pool.capacity_type is NodeCapacity.CAPACITY_BLOCK:
                 continue
             purchase = "spot" if pool.capacity_type is NodeCapacity.SPOT else "on_demand"
-            demand[(quota_category(pool.instance), purchase)] += pool.max_size * pool.instance.vcpu
+            demand[quota_code(pool.instance, purchase)] += pool.max_size * pool.instance.vcpu
             continue
         assert isinstance(pool, KarpenterPoolConfig)
         purchases = {"spot" if c is NodeCapacity.SPOT else "on_demand" for c in pool.capacity_types}
-        by_category: dict[str, int] = defaultdict(int)
-        for instance in pool_instances(pool):
-            if pool.accelerator_limit and instance.accelerator_count:
-                vcpus = math.ceil(pool.accelerator_limit / instance.accelerator_count) * instance.vcpu
-            else:
-                vcpus = pool.cpu_limit or 0
-            if pool.cpu_limit:
-                vcpus = min(vcpus, pool.cpu_limit) if vcpus else pool.cpu_limit
-            category = quota_category(instance)
-            by_category[category] = max(by_category[category], vcpus)
-        for category, vcpus in by_category.items():
-            for purchase in purchases:
-                demand[(category, purchase)] += vcpus
+        for purchase in purchases:
+            by_code: dict[str, int] = defaultdict(int)
+            for instance in pool_instances(pool):
+                if pool.accelerator_limit and instance.accelerator_count:
+                    vcpus = math.ceil(pool.accelerator_limit / instance.accelerator_count) * instance.vcpu
+                else:
+                    vcpus = pool.cpu_limit or 0
+                if pool.cpu_limit:
+                    vcpus = min(vcpus, pool.cpu_limit) if vcpus else pool.cpu_limit
+                code = quota_code(instance, purchase)
+                by_code[code] = max(by_code[code], vcpus)
+            for code, vcpus in by_code.items():
+                demand[code] += vcpus
     return dict(demand)
 
 
@@ -131,17 +157,17 @@ class Preflight:
 
     def quotas(self) -> Iterator[CheckResult]:
         client = self.clients("service-quotas")
-        for (category, purchase), needed in sorted(vcpu_demand(self.config).items()):
-            code = QUOTA_CODES[category][0 if purchase == "on_demand" else 1]
+        for code, needed in sorted(vcpu_demand(self.config).items()):
+            name = QUOTA_NAMES[code]
             try:
                 value = client.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
             except Exception as exc:
-                yield CheckResult("quota", f"{category} {purchase}", False, _error(exc), f"look up quota {code}")
+                yield CheckResult("quota", f"{name} ({code})", False, _error(exc), f"look up quota {code}")
                 continue
             ok = value >= needed
             yield CheckResult(
                 "quota",
-                f"{category} {purchase} ({code})",
+                f"{name} ({code})",
                 ok,
                 f"{value:g} vCPU allowed, the pools could launch {needed}",
                 "" if ok else f"request {code} ≥ {needed} in Service Quotas, or lower the pools' max_size / limits",
@@ -153,10 +179,10 @@ class Preflight:
             zone = _zone(self.config, pool.availability_zone)
             zones = [zone] if zone else list(self.config.network.availability_zones or ())
             for instance in pool_instances(pool):
-                pages = client.describe_instance_type_offerings(
+                pages = client.get_paginator("describe_instance_type_offerings").paginate(
                     LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [instance.name]}]
                 )
-                offered = sorted(o["Location"] for o in pages.get("InstanceTypeOfferings", []))
+                offered = sorted(o["Location"] for page in pages for o in page.get("InstanceTypeOfferings", []))
                 missing = [z for z in zones if z not in offered] if zones else ([] if offered else ["the region"])
                 yield CheckResult(
                     "offering",
@@ -201,12 +227,15 @@ class Preflight:
         if not wanted:
             return
         client = self.clients("ec2")
-        found = {
-            r["CapacityReservationId"]: r
-            for r in client.describe_capacity_reservations(CapacityReservationIds=sorted(wanted))[
-                "CapacityReservations"
-            ]
-        }
+        found: dict[str, Any] = {}
+        for rid in sorted(wanted):  # one per call: an unknown id fails the whole call
+            try:
+                (found[rid],) = client.describe_capacity_reservations(CapacityReservationIds=[rid])[
+                    "CapacityReservations"
+                ]
+            except Exception as exc:
+                if not _error(exc).startswith("InvalidCapacityReservationId"):
+                    raise
         for rid, (pool, types, zone) in sorted(wanted.items()):
             r = found.get(rid)
             problems = []
@@ -242,13 +271,15 @@ class Preflight:
         version = self.config.cluster.kubernetes_version
         response = self.clients("eks").describe_cluster_versions(clusterVersions=[version])
         offered = [v for v in response.get("clusterVersions", []) if v.get("clusterVersion") == version]
-        status = offered[0].get("status", "?") if offered else None
+        status = (offered[0].get("versionStatus") or offered[0].get("status", "?")) if offered else None
+        ok = bool(offered) and status != "UNSUPPORTED"
+        extended = " — extended support is billed at a higher rate" if status == "EXTENDED_SUPPORT" else ""
         yield CheckResult(
             "eks-version",
             version,
-            bool(offered),
-            f"EKS offers {version} ({status})" if offered else f"EKS does not offer {version} in this region",
-            "" if offered else "pick a version EKS offers (aws eks describe-cluster-versions)",
+            ok,
+            f"EKS offers {version} ({status}){extended}" if offered else f"EKS does not offer {version} in this region",
+            "" if ok else "pick a version EKS supports (aws eks describe-cluster-versions)",
         )
 
     def prices(self) -> Iterator[CheckResult]:
@@ -267,6 +298,8 @@ class Preflight:
                     ("tenancy", "Shared"),
                     ("preInstalledSw", "NA"),
                     ("capacitystatus", "Used"),
+                    ("marketoption", "OnDemand"),
+                    ("productFamily", "Compute Instance"),
                 )
             ]
             products = client.get_products(ServiceCode="AmazonEC2", Filters=filters).get("PriceList", [])
@@ -310,7 +343,10 @@ def _on_demand_usd(products: list[Any]) -> float | None:
 def boto3_clients(region: str | None) -> ClientFactory:
     """Clients of the caller's default credentials in ``region`` (default: the session's); the Pricing API's
     endpoint is us-east-1's."""
-    import boto3
+    try:
+        import boto3
+    except ImportError:  # an install without the preflight extra
+        raise SystemExit("inferstack preflight needs boto3: pip install 'inferstack[preflight]'") from None
 
     session = boto3.Session(region_name=region) if region else boto3.Session()
     return lambda service: (

@@ -41,8 +41,9 @@ def test_default_platform_costs_one_l40s_node():
 def test_prefill_decode_takes_two_whole_p5_nodes_and_half_a_system_node():
     config = load_config(ROOT / "examples" / "ray-pd-efa-p5.yaml")
     (workload,) = workload_costs(config)
-    # prefill + decode: an EFA pod each, a whole p5.48xlarge; the head (2 vCPU) on a 4-vCPU system node
-    assert workload.hourly == pytest.approx(2 * usd("p5.48xlarge") + 0.5 * usd("m6i.xlarge"))
+    # prefill + decode: an EFA pod each, a whole p5.48xlarge; the head (2 vCPU) alone on a system node (m6i.xlarge
+    # has 3 allocatable vCPU: one head fits)
+    assert workload.hourly == pytest.approx(2 * usd("p5.48xlarge") + usd("m6i.xlarge"))
     pool = by_subject(pool_costs(config))["p5-efa"]
     assert pool.hourly == pytest.approx(2 * usd("p5.48xlarge"))
 
@@ -82,3 +83,20 @@ def test_a_stated_traffic_prices_a_thousand_requests():
     monthly = usd("g6e.2xlarge") * HOURS_PER_MONTH
     assert workload.per_thousand_requests == pytest.approx(monthly / (1_000_000 * HOURS_PER_MONTH / 24 / 1000))
     assert workload_costs(load_config(ROOT / "inferstack.yaml"))[0].per_thousand_requests is None
+
+
+def test_a_pod_costs_the_node_it_needs_and_its_neighbours_share():
+    # Ollama's 8-vCPU pod needs an m7i.4xlarge (15 allocatable vCPU; an m7i.2xlarge gives 7), one per node
+    config = load_config(ROOT / "examples" / "ollama-cpu.yaml")
+    (workload,) = workload_costs(config)
+    assert workload.hourly == pytest.approx(usd("m7i.4xlarge"))
+
+
+def test_a_karpenter_ceiling_is_the_costliest_way_to_fill_the_limit():
+    config = parse_config({"compute": {"karpenter_pools": [{"name": "g", "instance_families": ["g6e"]}]}})
+    (pool,) = [c for c in pool_costs(config) if c.subject == "g"]
+    worst = max(
+        -(-64 // n) * usd(t)
+        for t, n in (("g6e.xlarge", 1), ("g6e.16xlarge", 1), ("g6e.12xlarge", 4), ("g6e.48xlarge", 8))
+    )
+    assert f"${worst * HOURS_PER_MONTH:,.0f}/month" in pool.detail

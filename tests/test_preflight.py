@@ -51,8 +51,8 @@ def stubbed(responses: dict[str, list[tuple[str, dict] | tuple[str, str, str]]])
 
 def quota_answers(config, value_for) -> list:
     return [
-        ("get_service_quota", {"Quota": {"Value": float(value_for(category, purchase, needed))}})
-        for (category, purchase), needed in sorted(vcpu_demand(config).items())
+        ("get_service_quota", {"Quota": {"Value": float(value_for(code, needed))}})
+        for code, needed in sorted(vcpu_demand(config).items())
     ]
 
 
@@ -63,7 +63,7 @@ def offerings(*zones: str) -> tuple[str, dict]:
 def answers(
     config,
     *,
-    quota=lambda c, p, n: n,
+    quota=lambda c, n: n,
     p5_zones=("us-west-2a",),
     efa=32,
     reservation=None,
@@ -121,15 +121,35 @@ def test_a_good_account_passes_every_check(config):
 
 def test_demand_counts_what_the_pools_could_launch(config):
     demand = vcpu_demand(config)
-    assert demand[("P", "on_demand")] == 2 * 192  # two p5.48xlarge (an ODCR uses on-demand quota)
-    assert demand[("G and VT", "on_demand")] == 8 * 8  # 8 GPUs of g6e.2xlarge (1 GPU, 8 vCPU each)
-    assert QUOTA_CODES["P"][0] == "L-417A185B"
+    assert demand["L-417A185B"] == 2 * 192  # two p5.48xlarge (an ODCR uses on-demand P quota)
+    assert demand["L-DB2E81BA"] == 8 * 8  # 8 GPUs of g6e.2xlarge (1 GPU, 8 vCPU each)
+    assert QUOTA_CODES["P5"] == ("L-417A185B", "L-C4BD4855")  # P5 spot has its own quota beside P2-P4's
+
+
+def test_spot_p5_counts_against_the_p5_spot_quota():
+    spot = parse_config(
+        {
+            **CONFIG,
+            "compute": {
+                "karpenter_pools": [
+                    {
+                        "name": "p5",
+                        "instance_types": ["p5.48xlarge"],
+                        "capacity_types": ["spot"],
+                        "max_accelerators": 16,
+                    }
+                ]
+            },
+        }
+    )
+    assert vcpu_demand(spot)["L-C4BD4855"] == 2 * 192
+    assert "L-7212CCBC" not in vcpu_demand(spot)
 
 
 @pytest.mark.parametrize(
     ("changes", "check", "fix"),
     [
-        ({"quota": lambda c, p, n: n - 1}, "quota", "Service Quotas"),
+        ({"quota": lambda c, n: n - 1}, "quota", "Service Quotas"),
         ({"p5_zones": ("us-west-2b",)}, "offering", "not sold in us-west-2a"),
         ({"efa": 0}, "efa", "catalog"),
         (
@@ -206,3 +226,12 @@ def test_synth_can_require_a_passing_preflight(config, capsys):
     assert _preflight_passes(config, stubbed(answers(config))) is True
     assert _preflight_passes(config, stubbed(answers(config, versions=()))) is False
     assert "preflight failed (1 of" in capsys.readouterr().err
+
+
+def test_an_unknown_reservation_is_named_not_a_credentials_failure(config):
+    responses = answers(config)
+    ec2 = responses["ec2"]
+    ec2[3] = ("describe_capacity_reservations", "InvalidCapacityReservationId.NotFound", "no such reservation")
+    failed = [r for r in Preflight(config, stubbed(responses)).run() if not r.passed]
+    (reservation,) = failed
+    assert reservation.check == "reservation" and "not found" in reservation.detail

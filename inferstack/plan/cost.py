@@ -1,11 +1,12 @@
 """What a config costs at on-demand prices (:mod:`inferstack.catalog.prices`), per workload and per pool, hourly and
 per 730-hour month.
 
-A workload's cost is its pods' share of their nodes at its configured replicas: a pod that holds 1 of a node's 4
-GPUs costs a quarter of the node, an EFA pod (every EFA device) a whole node, a CPU pod its vCPU share. A pool's
-range is what its nodes cost from what stays running (a node group's ``desired_size``) to its ceiling
-(``max_size``, or a Karpenter pool's limits filled with its priciest type). Spot and reserved capacity are priced
-on demand (the upper bound); a missing price is reported, never guessed."""
+A workload's cost is its pods' share of their nodes at its configured replicas: each pod lands on the smallest
+node of its pool that holds it and costs 1 / the pods that fit there (by devices, CPU and memory); an EFA pod,
+holding every EFA device, costs a whole node. A pool's range is what its nodes cost from what stays running (a
+node group's ``desired_size``) to its ceiling (``max_size``, or a Karpenter pool's limits filled the costliest
+way). Spot and reserved capacity are priced on demand (the upper bound); a missing price is reported, never
+guessed."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from inferstack.catalog.prices import DEFAULT_PRICE_REGION, HOURS_PER_MONTH, pri
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.plan import ResolvedPlatform, Role, resolve
-from inferstack.plan.placement import host_instance, pool_instances
+from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, pool_instances
 
 #: Days in a 730-hour month.
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24
@@ -50,18 +51,36 @@ def price_region(config: InferstackConfig) -> str:
 
 
 def _node(config: InferstackConfig, role: Role, pool_name: str) -> InstanceType:
+    """The node a role's pod lands on: the smallest of its pool (by devices, then vCPU) that holds its
+    accelerators, CPU and memory."""
     if pool_name == SYSTEM_POOL:
-        return min((INSTANCE_TYPES[t] for t in config.cluster.system_nodes.instance_types), key=lambda t: t.vcpu)
-    instances = pool_instances(config.pool(pool_name))
-    return host_instance(instances, role.pod.accelerators) or max(instances, key=lambda t: t.accelerator_count)
+        instances = [INSTANCE_TYPES[t] for t in config.cluster.system_nodes.instance_types]
+    else:
+        instances = pool_instances(config.pool(pool_name))
+    pod = role.pod
+    fitting = [
+        t
+        for t in instances
+        if t.accelerator_count >= pod.accelerators
+        and allocatable_cpu(t) >= pod.cpu
+        and allocatable_memory_gib(t) >= pod.memory_gib
+    ]
+    return min(fitting or instances, key=lambda t: (t.accelerator_count, t.vcpu, t.name))
 
 
 def _share(role: Role, node: InstanceType) -> float:
-    if role.pod.efa:
-        return 1.0  # every EFA device of the node: nothing else fits beside it
-    if role.pod.accelerators and node.accelerator_count:
-        return role.pod.accelerators / node.accelerator_count
-    return min(1.0, role.pod.cpu / node.vcpu)
+    """The share of ``node`` one pod costs: 1 / the pods that fit on it (an EFA pod takes every EFA device)."""
+    pod = role.pod
+    if pod.efa:
+        return 1.0
+    fits = [
+        math.floor(allocatable_cpu(node) / pod.cpu) if pod.cpu else math.inf,
+        math.floor(allocatable_memory_gib(node) / pod.memory_gib) if pod.memory_gib else math.inf,
+    ]
+    if pod.accelerators:
+        fits.append(node.accelerator_count // pod.accelerators)
+    per_node = max(1, min(fits))
+    return 1.0 / per_node
 
 
 def workload_costs(config: InferstackConfig, plan: ResolvedPlatform | None = None) -> list[Cost]:
@@ -94,17 +113,27 @@ def workload_costs(config: InferstackConfig, plan: ResolvedPlatform | None = Non
     return costs
 
 
-def _pool_nodes(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> tuple[int, int, InstanceType]:
+def _pool_ceiling(pool: KarpenterPoolConfig, region: str) -> tuple[int, InstanceType]:
+    """The costliest way a Karpenter pool can fill its limits: over its types, the node count × price that is
+    highest (a limit of 64 GPUs costs most as 64 one-GPU nodes of the pricier type, not as 8 eight-GPU ones)."""
+    options = []
+    for instance in pool_instances(pool):
+        if pool.accelerator_limit and instance.accelerator_count:
+            nodes = math.ceil(pool.accelerator_limit / instance.accelerator_count)
+        else:
+            nodes = math.ceil((pool.cpu_limit or instance.vcpu) / instance.vcpu)
+        found = price(instance.name, region)
+        options.append((nodes * found.on_demand if found else -1.0, nodes, instance))
+    _, nodes, instance = max(options, key=lambda o: o[0])
+    return nodes, instance
+
+
+def _pool_nodes(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig, region: str) -> tuple[int, int, InstanceType]:
     """(running, ceiling) node counts and the type they are priced at."""
     if isinstance(pool, AcceleratedNodeGroupConfig):
         return pool.desired_size, pool.max_size, pool.instance
-    instances = pool_instances(pool)
-    priciest = max(instances, key=lambda t: (t.accelerator_count, t.vcpu))
-    if pool.accelerator_limit and priciest.accelerator_count:
-        ceiling = math.ceil(pool.accelerator_limit / priciest.accelerator_count)
-    else:
-        ceiling = math.ceil((pool.cpu_limit or priciest.vcpu) / priciest.vcpu)
-    return 0, ceiling, priciest
+    ceiling, instance = _pool_ceiling(pool, region)
+    return 0, ceiling, instance
 
 
 def pool_costs(config: InferstackConfig) -> list[Cost]:
@@ -114,7 +143,7 @@ def pool_costs(config: InferstackConfig) -> list[Cost]:
     system = config.cluster.system_nodes
     node = max((INSTANCE_TYPES[t] for t in system.instance_types), key=lambda t: t.vcpu)
     pools = [(SYSTEM_POOL, system.desired_size, system.max_size, node)]
-    pools += [(p.name, *_pool_nodes(p)) for p in config.compute.pools]
+    pools += [(p.name, *_pool_nodes(p, region)) for p in config.compute.pools]
     for name, running, ceiling, instance in pools:
         found = price(instance.name, region)
         if found is None:
