@@ -37,3 +37,12 @@ def engine_placement(chart: WorkloadChart, resolved: ResolvedWorkload, refs: Sto
 def hub_env(model: ModelConfig) -> dict[str, str]:
     """``HF_HUB_OFFLINE=1`` unless the engine downloads from the Hub (mounted and image sources are complete)."""
     return {} if model.source.type is ModelSourceType.HF else {"HF_HUB_OFFLINE": "1"}
+
+
+def optional_flags(values: dict[str, object]) -> list[str]:
+    """``flag value`` pairs of the values that are set (floats without trailing zeros), in the given order."""
+    args: list[str] = []
+    for flag, value in values.items():
+        if value is not None:
+            args += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return args

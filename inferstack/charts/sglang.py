@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from cdk8s_plus_36 import k8s
 
-from inferstack.charts.engine import engine_placement, hub_env
+from inferstack.charts.engine import engine_placement, hub_env, optional_flags
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.sglang import SglangEngineConfig, SglangWorkloadConfig
 from inferstack.config.workloads import ModelSourceType
@@ -32,7 +32,7 @@ def sglang_args(engine: SglangEngineConfig) -> list[str]:
         "--grammar-backend",
         engine.grammar_backend.value,
     ]
-    optional = {
+    optional: dict[str, object] = {
         "--mem-fraction-static": engine.mem_fraction_static,
         "--max-running-requests": engine.max_running_requests,
         "--chunked-prefill-size": engine.chunked_prefill_size,
@@ -40,9 +40,7 @@ def sglang_args(engine: SglangEngineConfig) -> list[str]:
         "--tool-call-parser": engine.tool_call_parser,
         "--reasoning-parser": engine.reasoning_parser,
     }
-    for flag, value in optional.items():
-        if value is not None:
-            args += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    args += optional_flags(optional)
     if engine.disable_radix_cache:
         args.append("--disable-radix-cache")
     return args

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from cdk8s_plus_36 import k8s
 
-from inferstack.charts.engine import engine_placement, hub_env
+from inferstack.charts.engine import engine_placement, hub_env, optional_flags
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.tgi import TgiEngineConfig, TgiWorkloadConfig
 from inferstack.config.workloads import ModelSourceType
@@ -32,16 +32,14 @@ def tgi_args(engine: TgiEngineConfig) -> list[str]:
         "--cuda-memory-fraction",
         f"{engine.cuda_memory_fraction:g}",
     ]
-    optional = {
+    optional: dict[str, object] = {
         "--max-input-tokens": engine.max_input_tokens,
         "--max-batch-prefill-tokens": engine.max_batch_prefill_tokens,
         "--quantize": engine.quantize.value if engine.quantize else None,
         "--dtype": engine.dtype.value if engine.dtype else None,
         "--kv-cache-dtype": engine.kv_cache_dtype.value if engine.kv_cache_dtype else None,
     }
-    for flag, value in optional.items():
-        if value is not None:
-            args += [flag, str(value)]
+    args += optional_flags(optional)
     return args
 
 

@@ -26,6 +26,7 @@ from constructs import Construct
 
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
+from inferstack.constructs.monitoring import pod_monitor
 from inferstack.constructs.pod import ServingPodProps, pod_template
 from inferstack.constructs.pod.group import template_json
 from inferstack.constructs.scheduling import TolerationSpec
@@ -146,18 +147,14 @@ class DynamoGraph(Construct):
                         ],
                     }
                 )
-                CustomResource(
+                pod_monitor(
                     self,
                     f"pod-monitor-{role}",
-                    manifest={
-                        "apiVersion": "monitoring.coreos.com/v1",
-                        "kind": "PodMonitor",
-                        "metadata": {"name": f"{props.name}-{role}", "namespace": props.namespace, "labels": labels},
-                        "spec": {
-                            "selector": selector,
-                            "podMetricsEndpoints": [{"port": port, "path": "/metrics", "interval": "15s"}],
-                        },
-                    },
+                    name=f"{props.name}-{role}",
+                    namespace=props.namespace,
+                    labels=labels,
+                    selector=selector,
+                    port=port,
                 )
 
     @staticmethod

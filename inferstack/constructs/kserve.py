@@ -25,6 +25,7 @@ from constructs import Construct
 
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
+from inferstack.constructs.monitoring import pod_monitor
 from inferstack.constructs.scheduling import TolerationSpec, toleration_pairs
 
 API_VERSION = "serving.kserve.io/v1beta1"
@@ -179,16 +180,12 @@ class KServeService(Construct):
         #: The predictor's Service KServe creates (``<name>-predictor``; port 80 → 8080).
         self.service_name = f"{props.name}-predictor"
         if props.monitoring:
-            CustomResource(
+            pod_monitor(
                 self,
                 "pod-monitor",
-                manifest={
-                    "apiVersion": "monitoring.coreos.com/v1",
-                    "kind": "PodMonitor",
-                    "metadata": {"name": props.name, "namespace": props.namespace, "labels": labels},
-                    "spec": {
-                        "selector": {"matchLabels": {ISVC_LABEL: props.name}},
-                        "podMetricsEndpoints": [{"portNumber": PORT, "path": "/metrics", "interval": "15s"}],
-                    },
-                },
+                name=props.name,
+                namespace=props.namespace,
+                labels=labels,
+                selector={"matchLabels": {ISVC_LABEL: props.name}},
+                port=PORT,  # the runtime declares no container port: by number
             )

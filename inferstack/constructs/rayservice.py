@@ -21,6 +21,7 @@ from constructs import Construct
 
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
+from inferstack.constructs.monitoring import pod_monitor
 from inferstack.constructs.pod import ServingPodProps, pod_template
 from inferstack.constructs.pod.group import template_json
 from inferstack.constructs.scheduling import TolerationSpec
@@ -229,18 +230,14 @@ class RayServiceServer(Construct):
         self.serve_service_name = f"{props.name}-serve-svc"
         if props.monitoring:
             for role, selected in (("head", head_labels), ("workers", worker_labels)):
-                CustomResource(
+                pod_monitor(
                     self,
                     f"pod-monitor-{role}",
-                    manifest={
-                        "apiVersion": "monitoring.coreos.com/v1",
-                        "kind": "PodMonitor",
-                        "metadata": {"name": f"{props.name}-{role}", "namespace": props.namespace, "labels": labels},
-                        "spec": {
-                            "selector": {"matchLabels": selected},
-                            "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics", "interval": "15s"}],
-                        },
-                    },
+                    name=f"{props.name}-{role}",
+                    namespace=props.namespace,
+                    labels=labels,
+                    selector={"matchLabels": selected},
+                    port="metrics",
                 )
 
     @staticmethod

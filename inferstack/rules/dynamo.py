@@ -9,11 +9,10 @@ from collections.abc import Iterator
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.dynamo import DynamoMode, DynamoWorkloadConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.ray_serve import NixlBackend
 from inferstack.plan import resolve
 from inferstack.plan.placement import pool_instances
 from inferstack.rules.base import Finding, Rule
-from inferstack.rules.ray_serve import _pool_gpus
+from inferstack.rules.disaggregation import efa_findings, nixl_findings, pool_gpus, zone_findings
 
 PD_EFA = "DYNAMO-PD-EFA"
 PD_ZONE = "DYNAMO-PD-ZONE"
@@ -30,51 +29,20 @@ def _disaggregated(config: InferstackConfig) -> Iterator[tuple[str, DynamoWorklo
 def check_pd_efa(config: InferstackConfig) -> Iterator[Finding]:
     """Prefill hands every request's KV cache to decode across nodes: the workers need EFA."""
     for path, workload in _disaggregated(config):
-        pool = config.pool(workload.pool)
-        if not pool.efa:
-            yield Finding(
-                rule=PD_EFA,
-                path=f"{path}.pool",
-                message=f"pool {pool.name!r} has no EFA: NIXL would move every request's KV cache over TCP (~100× the "
-                "time to first token)",
-                fix="use an EFA pool (efa: true, e.g. p5.48xlarge) for mode: disaggregated, or mode: aggregated",
-            )
-        elif not workload.efa:
-            yield Finding(
-                rule=PD_EFA,
-                path=f"{path}.efa",
-                message=f"pool {pool.name!r} has EFA but the workers do not request it",
-                fix="set efa: true (each worker pod takes every EFA device of its node)",
-                suggestions=({f"{path}.efa": True},),
-            )
+        yield from efa_findings(PD_EFA, config, path, workload, "mode: disaggregated (or use mode: aggregated)")
 
 
 def check_pd_zone(config: InferstackConfig) -> Iterator[Finding]:
-    """Prefill and decode in one Availability Zone: EFA does not cross zones. The pods also require a shared zone
-    (pod affinity), but a pool across zones could leave the later ones Pending where the first one landed."""
+    """Prefill and decode in one Availability Zone: EFA does not cross zones (the pods' zone affinity would leave
+    the later ones Pending where the first one landed)."""
     for path, workload in _disaggregated(config):
-        if config.pool(workload.pool).availability_zone is None:
-            yield Finding(
-                rule=PD_ZONE,
-                path=f"{path}.pool",
-                message=f"pool {workload.pool!r} spans every zone: prefill and decode must share one, where EFA "
-                "reaches",
-                fix="pin the pool to one zone (availability_zone: 0)",
-            )
+        yield from zone_findings(PD_ZONE, config, path, workload)
 
 
 def check_nixl(config: InferstackConfig) -> Iterator[Finding]:
     """NIXL over EFA only with LIBFABRIC: UCX falls back to TCP speed without an error."""
     for path, workload in _disaggregated(config):
-        if config.pool(workload.pool).efa and NixlBackend.LIBFABRIC not in workload.kv_backends:
-            yield Finding(
-                rule=NIXL,
-                path=f"{path}.kv_backends",
-                message=f"{', '.join(b.value for b in workload.kv_backends)} on an EFA pool: UCX cannot drive EFA "
-                "and falls back to TCP without an error",
-                fix="use kv_backends: [LIBFABRIC] (the default)",
-                suggestions=({f"{path}.kv_backends": ["LIBFABRIC"]},),
-            )
+        yield from nixl_findings(NIXL, config, workload, workload.kv_backends, f"{path}.kv_backends")
 
 
 def check_worker_capacity(config: InferstackConfig) -> Iterator[Finding]:
@@ -94,7 +62,7 @@ def check_worker_capacity(config: InferstackConfig) -> Iterator[Finding]:
             pod = resolved.roles[name].pod
             per_node = 1 if pod.efa else max(1, node // max(1, pod.accelerators))
             nodes += math.ceil(role.replicas / per_node)
-        capacity = _pool_gpus(pool) // node
+        capacity = pool_gpus(pool) // node
         if nodes > capacity:
             yield Finding(
                 rule=CAPACITY,

@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
 from inferstack.catalog.ray import RAY_ACCELERATOR_TYPE, accelerator_types
 from inferstack.catalog.versions import ENGINE_RAY_VERSIONS
-from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.ray_serve import NixlBackend, RayServeWorkloadConfig, UpgradeStrategy
+from inferstack.config.ray_serve import RayServeWorkloadConfig, UpgradeStrategy
 from inferstack.plan import resolve
 from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, pool_instances
 from inferstack.plan.ray_serve import gpus_per_pod, ranks, role_engines
 from inferstack.rules.base import Finding, Rule, Severity
+from inferstack.rules.disaggregation import efa_findings, nixl_findings, pool_gpus, zone_findings
 
 HEAD_GPU = "RAY-HEAD-GPU"
 HEAD_FIT = "RAY-HEAD-FIT"
@@ -84,52 +84,23 @@ def check_head_fit(config: InferstackConfig) -> Iterator[Finding]:
 def check_pd_efa(config: InferstackConfig) -> Iterator[Finding]:
     """Prefill/decode move the KV cache of every request between nodes: the workers must have EFA."""
     for path, workload in _workloads(config):
-        if workload.prefill_decode is None:
-            continue
-        pool = config.pool(workload.pool)
-        if not pool.efa:
-            yield Finding(
-                rule=PD_EFA,
-                path=f"{path}.pool",
-                message=f"pool {pool.name!r} has no EFA: NIXL would move every request's KV cache over TCP",
-                fix="use an EFA pool (efa: true, e.g. p5.48xlarge) for prefill_decode",
-            )
-        elif not workload.efa:
-            yield Finding(
-                rule=PD_EFA,
-                path=f"{path}.efa",
-                message=f"pool {pool.name!r} has EFA but the workers do not request it",
-                fix="set efa: true (each worker pod takes every EFA device of its node)",
-                suggestions=({f"{path}.efa": True},),
-            )
+        if workload.prefill_decode is not None:
+            yield from efa_findings(PD_EFA, config, path, workload, "prefill_decode")
 
 
 def check_pd_zone(config: InferstackConfig) -> Iterator[Finding]:
     """Prefill and decode in one Availability Zone: EFA does not cross zones."""
     for path, workload in _workloads(config):
-        if workload.prefill_decode is not None and config.pool(workload.pool).availability_zone is None:
-            yield Finding(
-                rule=PD_ZONE,
-                path=f"{path}.pool",
-                message=f"pool {workload.pool!r} spans every zone, so prefill and decode pods may land in different "
-                "zones, where EFA cannot reach",
-                fix="pin the pool to one zone (availability_zone: 0)",
-            )
+        if workload.prefill_decode is not None:
+            yield from zone_findings(PD_ZONE, config, path, workload)
 
 
 def check_nixl(config: InferstackConfig) -> Iterator[Finding]:
     """NIXL over EFA only with the LIBFABRIC backend: UCX falls back to TCP speed without an error."""
     for path, workload in _workloads(config):
         pd = workload.prefill_decode
-        if pd is not None and config.pool(workload.pool).efa and NixlBackend.LIBFABRIC not in pd.kv_backends:
-            yield Finding(
-                rule=NIXL,
-                path=f"{path}.prefill_decode.kv_backends",
-                message=f"{', '.join(b.value for b in pd.kv_backends)} on an EFA pool: UCX cannot drive EFA and "
-                "falls back to TCP (~0.3 GB/s) without an error",
-                fix="use kv_backends: [LIBFABRIC] (the default)",
-                suggestions=({f"{path}.prefill_decode.kv_backends": ["LIBFABRIC"]},),
-            )
+        if pd is not None:
+            yield from nixl_findings(NIXL, config, workload, pd.kv_backends, f"{path}.prefill_decode.kv_backends")
 
 
 def check_accelerator_type(config: InferstackConfig) -> Iterator[Finding]:
@@ -160,13 +131,6 @@ def check_accelerator_type(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
-def _pool_gpus(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> int:
-    """GPUs the pool can hold at most."""
-    if isinstance(pool, KarpenterPoolConfig):
-        return pool.accelerator_limit or 0
-    return pool.max_size * pool.instance.accelerator_count
-
-
 def check_upgrade_capacity(config: InferstackConfig) -> Iterator[Finding]:
     """``NewCluster`` upgrades start a second RayCluster beside the first: the pool must hold the replicas twice, or a
     cluster change waits for GPUs that never come (the old cluster keeps serving)."""
@@ -181,12 +145,12 @@ def check_upgrade_capacity(config: InferstackConfig) -> Iterator[Finding]:
             for engines in role_engines(workload).values()
             for engine, scaling in engines
         )
-        if 2 * needed > _pool_gpus(pool):
+        if 2 * needed > pool_gpus(pool):
             yield Finding(
                 rule=UPGRADE,
                 path=f"{path}.upgrade_strategy",
                 message=f"a NewCluster upgrade runs the starting replicas twice ({2 * needed} GPUs); pool "
-                f"{pool.name!r} holds {_pool_gpus(pool)}, so a change of image, resources or env would wait for GPUs",
+                f"{pool.name!r} holds {pool_gpus(pool)}, so a change of image, resources or env would wait for GPUs",
                 fix=f"raise the pool's capacity to ≥ {2 * needed} GPUs, or set upgrade_strategy: None (change the "
                 "serve config only; recreate for cluster changes)",
                 severity=Severity.WARNING,
@@ -210,7 +174,7 @@ def check_worker_capacity(config: InferstackConfig) -> Iterator[Finding]:
         for engines in role_engines(workload).values():
             pods = sum(math.ceil(s.min_replicas / max(1, pod // ranks(e))) for e, s in engines)
             nodes += math.ceil(max(pods, workload.workers.min_pods) / per_node)
-        capacity = _pool_gpus(pool) // node
+        capacity = pool_gpus(pool) // node
         if nodes > capacity:
             yield Finding(
                 rule=CAPACITY,

@@ -31,6 +31,26 @@ from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.helm import helm_chart
 from inferstack.stacks.observability import add_ebs_csi_addon, add_keda, add_prometheus_stack, gp3_storage_class
 
+
+def webhook_ready(
+    scope: Construct, construct_id: str, cluster: eks.ICluster, object_type: str, name: str, *, after: Construct
+) -> eks.KubernetesObjectValue:
+    """Complete once the webhook configuration ``name`` (installed by ``after``) carries a CA bundle: an operator's
+    fail-closed webhook refuses every object until then, and the aws-eks-v2 apply handler does not retry a refused
+    call. Polls ``.webhooks[0].clientConfig.caBundle`` for up to 10 minutes."""
+    ready = eks.KubernetesObjectValue(
+        scope,
+        construct_id,
+        cluster=cluster,
+        object_type=object_type,
+        object_name=name,
+        json_path=".webhooks[0].clientConfig.caBundle",
+        timeout=Duration.minutes(10),
+    )
+    ready.node.add_dependency(after)
+    return ready
+
+
 OperatorInstaller = Callable[[Construct, eks.ICluster, InferstackConfig], Construct | None]
 """Installs an operator; returns what the workloads' objects depend on (the release, or a readiness gate after it)."""
 
@@ -66,16 +86,9 @@ def add_lws(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
     Caveat: the controller starts serving once the certificates it wrote are mounted into its pod, which can trail
     the CA bundle by the kubelet's secret sync (seconds, at most about a minute)."""
     chart = helm_chart(scope, "Lws", cluster, "lws", LWS_NAMESPACE, lws_values(), create_namespace=True, wait=True)
-    ready = eks.KubernetesObjectValue(
-        scope,
-        "LwsWebhookReady",
-        cluster=cluster,
-        object_type="mutatingwebhookconfiguration",
-        object_name=LWS_MUTATING_WEBHOOK,
-        json_path=".webhooks[0].clientConfig.caBundle",
-        timeout=Duration.minutes(10),
+    ready = webhook_ready(
+        scope, "LwsWebhookReady", cluster, "mutatingwebhookconfiguration", LWS_MUTATING_WEBHOOK, after=chart
     )
-    ready.node.add_dependency(chart)
     return ready
 
 
@@ -208,16 +221,9 @@ def add_dynamo_operator(scope: Construct, cluster: eks.ICluster) -> Construct:
         release=DYNAMO_RELEASE,
         wait=True,
     )
-    ready = eks.KubernetesObjectValue(
-        scope,
-        "DynamoWebhookReady",
-        cluster=cluster,
-        object_type="validatingwebhookconfiguration",
-        object_name=DYNAMO_VALIDATING_WEBHOOK,
-        json_path=".webhooks[0].clientConfig.caBundle",
-        timeout=Duration.minutes(10),
+    ready = webhook_ready(
+        scope, "DynamoWebhookReady", cluster, "validatingwebhookconfiguration", DYNAMO_VALIDATING_WEBHOOK, after=chart
     )
-    ready.node.add_dependency(chart)
     return ready
 
 
@@ -298,16 +304,9 @@ def add_kserve(scope: Construct, cluster: eks.ICluster, config: InferstackConfig
             preserve_on_delete=False,
         )
         controller.node.add_dependency(cert_manager)
-    ready = eks.KubernetesObjectValue(
-        scope,
-        "KServeWebhookReady",
-        cluster=cluster,
-        object_type="mutatingwebhookconfiguration",
-        object_name=KSERVE_MUTATING_WEBHOOK,
-        json_path=".webhooks[0].clientConfig.caBundle",
-        timeout=Duration.minutes(10),
+    ready = webhook_ready(
+        scope, "KServeWebhookReady", cluster, "mutatingwebhookconfiguration", KSERVE_MUTATING_WEBHOOK, after=controller
     )
-    ready.node.add_dependency(controller)
     runtimes = helm_chart(
         scope,
         "KServeRuntimes",

@@ -20,6 +20,7 @@ from constructs import Construct
 from inferstack.catalog.kubernetes import PROMETHEUS_URL
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
+from inferstack.constructs.monitoring import pod_monitor
 from inferstack.constructs.scheduling import TolerationSpec, tolerations
 
 PROBE_PERIOD_SECONDS = 10
@@ -302,20 +303,15 @@ def add_front(
         ),
     )
     if props.monitoring:
-        CustomResource(
+        pod_monitor(
             scope,
             "pod-monitor",
-            manifest={
-                "apiVersion": "monitoring.coreos.com/v1",
-                "kind": "PodMonitor",
-                "metadata": {"name": props.name, "namespace": props.namespace, "labels": dict(labels)},
-                "spec": {
-                    "selector": {"matchLabels": dict(serving)},
-                    "podMetricsEndpoints": [
-                        {"port": props.metrics_port, "path": props.metrics_path, "interval": "15s"}
-                    ],
-                },
-            },
+            name=props.name,
+            namespace=props.namespace,
+            labels=labels,
+            selector={"matchLabels": dict(serving)},
+            port=props.metrics_port,
+            path=props.metrics_path,
         )
     return service
 
