@@ -184,3 +184,14 @@ def test_bad_fields_are_named(fields, path, words):
     problems = {p.path: p.message for p in error.value.problems}
     assert path in problems, problems
     assert words in problems[path]
+
+
+def test_engine_flags_are_vllm_flags(kserve_app):
+    """The server drops unknown arguments silently: every vLLM flag rendered must exist around its vLLM 0.24.0."""
+    from inferstack.catalog.engine_flags import vllm_flags
+    from inferstack.config.kserve import KSERVE_VLLM_FLAGS
+
+    server_own = {"--backend", "--model_name", "--model_id", "--model_revision"}  # huggingfaceserver's, not vLLM's
+    args = isvc(kserve_app)["spec"]["predictor"]["model"]["args"]
+    flags = {a.split("=", 1)[0] for a in args if a.startswith("--")} - server_own
+    assert flags and all(any(vllm_flags(v).knows(f) for v in KSERVE_VLLM_FLAGS) for f in flags), flags
