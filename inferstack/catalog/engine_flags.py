@@ -136,6 +136,24 @@ class EngineFlags:
             return base if base is not None and base.json else None
         return self._spelling(key)
 
+    def switch(self, flag: str, on: bool) -> str:
+        """The spelling that turns boolean ``flag`` on or off in this release, as ``--help`` shows it:
+        ``--enable-prefix-caching`` off is ``--no-enable-prefix-caching`` in vLLM 0.19 (argparse
+        ``BooleanOptionalAction``) and ``--disable-prefix-caching`` in 0.33 (``EnableDisableAction``; the ``--no-``
+        form is still accepted there, hidden).
+
+        Raises ValueError when the release has no such flag, or no way to switch it off.
+        """
+        spec = self.spec(flag)
+        if spec is None:
+            raise ValueError(f"vLLM {self.version} has no flag {flag}")
+        if on:
+            return spec.name
+        visible = [negative for negative in spec.negatives if negative not in spec.hidden]
+        if not visible:
+            raise ValueError(f"vLLM {self.version}'s {spec.name} cannot be switched off")
+        return visible[0]
+
     def knows(self, flag: str) -> bool:
         """Whether the release accepts ``flag`` (see :meth:`spec` for the forms understood)."""
         return self.spec(flag) is not None

@@ -12,7 +12,7 @@ from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import NEURON_SCHEDULER
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.aibrix import AibrixConfig
-from inferstack.config.engine import VllmEngineConfig
+from inferstack.config.engine import VllmEngineConfig, flags_version_of
 from inferstack.config.workloads import ModelConfig, ModelSourceType, VllmWorkloadConfig
 from inferstack.constructs.aibrix import AdapterSpec, AibrixObjects, AibrixObjectsProps, PodAutoscalerSpec
 from inferstack.constructs.aibrix import pod_labels as aibrix_labels
@@ -33,14 +33,17 @@ from inferstack.plan import ResolvedWorkload
 from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 
 
-def engine_args_of(workload: VllmWorkloadConfig, neuron: bool) -> EngineArgs:
+def engine_args_of(workload: VllmWorkloadConfig, neuron: bool, image: str | None = None) -> EngineArgs:
     """The typed vLLM settings of ``workload`` as the construct's engine flags (on Neuron with the compiled KV
-    layout: block size and block count)."""
-    return engine_args_for(workload.engine, workload.model, neuron)
+    layout: block size and block count), spelled for the vLLM release of ``image`` when its flag list is vendored."""
+    return engine_args_for(workload.engine, workload.model, neuron, flags_version_of(image) if image else None)
 
 
-def engine_args_for(engine: VllmEngineConfig, model: ModelConfig, neuron: bool = False) -> EngineArgs:
-    """``engine`` (typed vLLM settings) of ``model`` as engine arguments; ``neuron``: with the compiled KV layout."""
+def engine_args_for(
+    engine: VllmEngineConfig, model: ModelConfig, neuron: bool = False, flags_version: str | None = None
+) -> EngineArgs:
+    """``engine`` (typed vLLM settings) of ``model`` as engine arguments; ``neuron``: with the compiled KV layout;
+    ``flags_version``: the vLLM release whose boolean spellings to render (default: the ``--no-`` form)."""
     parser = None
     if engine.tool_calling is not None:
         parser = engine.tool_calling.parser or model.arch.tool_call_parser
@@ -64,6 +67,7 @@ def engine_args_for(engine: VllmEngineConfig, model: ModelConfig, neuron: bool =
         block_size=kv.block_size if kv else None,
         num_gpu_blocks_override=kv.num_blocks if kv else None,
         extra=engine.extra_args,
+        flags_version=flags_version,
     )
 
 
@@ -125,10 +129,10 @@ class VllmChart(WorkloadChart):
         model = workload.model
         plan = resolved.server.pod
         neuron = plan.accelerator is AcceleratorKind.NEURON
-        engine_args = engine_args_of(workload, neuron)
+        image = resolved.image
+        engine_args = engine_args_of(workload, neuron, image)
         env = engine_env(workload)
         loading, init, volumes = self.loading, [], []
-        image = resolved.image
         if neuron and refs.bucket:
             artifacts = artifacts_prefix(model.bucket_prefix, engine_args, image)
             env |= {"NEURON_COMPILED_ARTIFACTS": COMPILED_DIR}

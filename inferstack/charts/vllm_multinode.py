@@ -41,7 +41,7 @@ class VllmMultinodeChart(WorkloadChart):
                 **server_fields(resolved),
                 image=resolved.image,
                 model=self.loading,
-                engine=engine_args_of(workload, neuron=False),
+                engine=engine_args_of(workload, neuron=False, image=resolved.image),
                 env=env,
                 init_containers=self.wait_for_model(resolved, refs),
                 nodes=workload.nodes,

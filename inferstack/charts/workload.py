@@ -15,7 +15,6 @@ from constructs import Construct
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
 from inferstack.charts.overrides import apply_overrides
-from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
@@ -47,13 +46,6 @@ def fsx_model_path(model: ModelConfig, refs: StorageRefs) -> str:
 
 #: Pod Security Standards level inferstack enforces on the namespaces it creates (warns at ``restricted``).
 NAMESPACE_ENFORCE = "baseline"
-
-
-def namespaces_to_create(config: InferstackConfig) -> list[str]:
-    """Workload namespaces inferstack owns: all of them except the built-in ones and
-    ``cluster.existing_namespaces`` (never relabel a namespace somebody else owns)."""
-    existing = config.cluster.preexisting_namespaces
-    return sorted({w.namespace for w in config.workloads} - existing)
 
 
 class NamespacesChart(cdk8s.Chart):

@@ -28,6 +28,7 @@ MANAGED_FLAGS = frozenset(
         "--kv-cache-dtype",
         "--enable-prefix-caching",
         "--no-enable-prefix-caching",
+        "--disable-prefix-caching",
         "--load-format",
         "--served-model-name",
         "--port",

@@ -18,6 +18,7 @@ from inferstack.config.aibrix import AibrixPlatformConfig
 from inferstack.config.base import StrictModel
 from inferstack.config.compute import ComputeConfig
 from inferstack.config.kinds import workload_union
+from inferstack.config.network_policy import NetworkPolicyConfig
 from inferstack.config.storage import StorageConfig
 from inferstack.config.types import (
     AccountId,
@@ -414,6 +415,8 @@ class InferstackConfig(StrictModel):
     """Models served on the platform, each of a ``kind`` (default ``vllm``). Default none."""
     observability: ObservabilityConfig = ObservabilityConfig()
     """Operators whose custom resources workloads emit."""
+    network_policies: NetworkPolicyConfig = NetworkPolicyConfig()
+    """Default-deny NetworkPolicies in the workload namespaces inferstack owns, with the app's paths allowed."""
     acknowledge: tuple[RuleAcknowledgement, ...] = ()
     """Findings of inferstack rules accepted on purpose. Default none."""
 

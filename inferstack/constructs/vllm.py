@@ -18,7 +18,7 @@ from typing import Any
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.catalog.engine_flags import supports_shutdown_timeout
+from inferstack.catalog.engine_flags import supports_shutdown_timeout, vllm_flags
 from inferstack.constructs import validation as check
 from inferstack.constructs.model_source import ModelLoading
 from inferstack.constructs.pod import (
@@ -93,6 +93,15 @@ class EngineArgs:
     additional_config: Mapping[str, Any] | None = None
     """``--additional-config`` (platform plugin settings, e.g. vllm-neuron's ``override_neuron_config``)."""
     extra: Sequence[str] = ()
+    flags_version: str | None = None
+    """The vLLM release whose spellings :meth:`render` uses for switched-off booleans (``--disable-prefix-caching``
+    in 0.33, ``--no-enable-prefix-caching`` in 0.19), from its vendored flag list. Default None: the
+    ``--no-<flag>`` form, which every release from 0.19 to 0.33 accepts (hidden in 0.33)."""
+
+    def _off(self, flag: str) -> str:
+        if self.flags_version is None:
+            return "--no-" + flag.removeprefix("--")
+        return vllm_flags(self.flags_version).switch(flag, on=False)
 
     def render(self, *, port: bool = True) -> list[str]:
         """The flags. ``port``: with ``--port`` (a ``vllm serve`` flag; an engine that parses engine arguments only,
@@ -115,12 +124,13 @@ class EngineArgs:
             self.dtype,
             "--kv-cache-dtype",
             self.kv_cache_dtype,
-            "--enable-prefix-caching" if self.enable_prefix_caching else "--no-enable-prefix-caching",
+            "--enable-prefix-caching" if self.enable_prefix_caching else self._off("--enable-prefix-caching"),
         ]
         if self.quantization:
             args += ["--quantization", self.quantization]
         if self.enable_chunked_prefill is not None:
-            args.append("--enable-chunked-prefill" if self.enable_chunked_prefill else "--no-enable-chunked-prefill")
+            chunked = self.enable_chunked_prefill
+            args.append("--enable-chunked-prefill" if chunked else self._off("--enable-chunked-prefill"))
         if self.enforce_eager:
             args.append("--enforce-eager")
         if self.mistral_format:

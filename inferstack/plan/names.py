@@ -3,8 +3,13 @@ model prefix, the model-sync file set. One place, read by the plan, the charts a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.workloads import ModelConfig, ModelSourceType, WorkloadBase
+
+if TYPE_CHECKING:
+    from inferstack.config.model import InferstackConfig
 
 BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
 #: Files a checkpoint format never needs: vLLM 0.19's Run:ai streamer reads every top-level ``*.safetensors`` of
@@ -43,3 +48,10 @@ def needs_reader(workload: WorkloadBase, accelerator: AcceleratorKind) -> bool:
     weights + compiled artifacts."""
     sources = {model.source.type for _, model in workload.model_entries}
     return ModelSourceType.S3 in sources or accelerator is AcceleratorKind.NEURON
+
+
+def namespaces_to_create(config: InferstackConfig) -> list[str]:
+    """Workload namespaces inferstack owns: all of them except the built-in ones and
+    ``cluster.existing_namespaces`` (never relabel a namespace somebody else owns)."""
+    existing = config.cluster.preexisting_namespaces
+    return sorted({w.namespace for w in config.workloads} - existing)

@@ -74,6 +74,7 @@ class ClusterStack(Stack):
     * ``default_capacity_type=NODEGROUP`` with no default capacity: no EKS Auto Mode, the next layers add
       Karpenter and accelerated node groups;
     * managed add-ons vpc-cni, coredns, kube-proxy, eks-pod-identity-agent (versions: catalog or config pins);
+      with ``network_policies`` (default True) the VPC CNI enforces NetworkPolicies (``enableNetworkPolicy``);
     * access entries (cluster admin) for the configured IAM principals;
     * a managed CPU node group ``system`` (AL2023, IMDSv2 only, encrypted gp3 root volume) in private subnets;
     * the platform base chart (serving/batch PriorityClasses).
@@ -89,10 +90,12 @@ class ClusterStack(Stack):
         vpc: ec2.IVpc,
         config: ClusterConfig,
         cluster_name: str,
+        network_policies: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
+        self.network_policies = network_policies
         self.secrets_key = kms.Key(
             self,
             "SecretsKey",
@@ -187,7 +190,7 @@ class ClusterStack(Stack):
                 if version and agent is not None:
                     agent.node.default_child.add_property_override("AddonVersion", version)  # type: ignore[union-attr]
                 continue
-            eks.Addon(
+            addon = eks.Addon(
                 self,
                 f"Addon-{name}",
                 cluster=self.cluster,
@@ -195,6 +198,13 @@ class ClusterStack(Stack):
                 addon_version=version,
                 preserve_on_delete=False,
             )
+            if name == "vpc-cni" and self.network_policies:
+                # The VPC CNI enforces NetworkPolicies only with its agent on: the add-on's configuration value
+                # ``enableNetworkPolicy`` (EKS user guide, "Configure your cluster for Kubernetes network
+                # policies"); without it every policy is accepted and ignored.
+                addon.node.default_child.add_property_override(  # type: ignore[union-attr]
+                    "ConfigurationValues", json.dumps({"enableNetworkPolicy": "true"})
+                )
 
     def _add_system_nodegroup(self, subnets: ec2.SubnetSelection) -> eks.Nodegroup:
         nodes = self.config.system_nodes

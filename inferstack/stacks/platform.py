@@ -77,6 +77,7 @@ def build_platform(
             vpc=network.vpc,
             config=config.cluster,
             cluster_name=config.cluster_name,
+            network_policies=config.network_policies.enabled,
             env=env,
             description=f"inferstack {config.name}: EKS cluster {config.cluster_name}, add-ons, system nodes",
         )

@@ -20,16 +20,14 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from inferstack.charts.network_policies import NetworkPoliciesChart
 from inferstack.charts.platform_base import PlatformBaseChart
-from inferstack.charts.workload import (
-    NamespacesChart,
-    StorageRefs,
-    WorkloadChart,
-    namespaces_to_create,
-)
+from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart
 from inferstack.config.kinds import kind_of, load
 from inferstack.config.model import InferstackConfig
 from inferstack.plan import ResolvedWorkload, resolve
+from inferstack.plan.names import namespaces_to_create
+from inferstack.plan.network import network_flows
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.storage import StorageStack
 from inferstack.stacks.workload_operators import WORKLOAD_OPERATORS
@@ -140,6 +138,12 @@ class WorkloadsStack(cdk.Stack):
             if owned:
                 chart = NamespacesChart(cdk8s.App(), "namespaces", owned)
                 self.namespaces += (add_chart_manifest(self, "Namespaces", cluster, chart, durable=True),)
+            flows = network_flows(config)
+            if flows:
+                policies = NetworkPoliciesChart(cdk8s.App(), "network-policies", flows)
+                manifest = add_chart_manifest(self, "NetworkPolicies", cluster, policies)
+                for dependency in self.namespaces:
+                    manifest.node.add_dependency(dependency)
             self._install_operators()
         else:
             self.namespaces = primary.namespaces

@@ -1,0 +1,206 @@
+"""Which connections each workload's pods need (the NetworkPolicies are rendered from this): who may connect to
+them, and where they may connect. Everything not listed is denied in the namespaces inferstack owns.
+
+Sources, at the pinned versions:
+
+* Prometheus pods carry ``app.kubernetes.io/name: prometheus`` (prometheus-operator's StatefulSet labels);
+* the KubeRay operator polls the Ray head's dashboard and Serve endpoints (KubeRay v1.7.0, ray-operator
+  ``utils/dashboardclient``), so ``ray_serve`` pods admit its namespace;
+* AIBrix's gateway (Envoy proxies in ``envoy-gateway-system``) routes to the pods directly and its controllers in
+  ``aibrix-system`` scrape them (AIBrix v0.7.0 manifests);
+* Knative's activator (``knative-serving``) proxies the first request of a scaled-to-zero KServe predictor;
+* every pod that reads the bucket with Pod Identity asks the EKS Pod Identity agent on its node
+  (``169.254.170.23:80``, host network; the EKS user guide's Pod Identity considerations);
+* the EKS API server, S3, the Hugging Face Hub, NGC and the Ollama registry are reached over TCP 443; their
+  addresses are not fixed, so that egress is to any address (NetworkPolicy has no DNS names).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE, PROMETHEUS_NAMESPACE
+from inferstack.config.kserve import DeploymentMode
+from inferstack.config.litellm import DatabaseMode, LiteLLMWorkloadConfig
+from inferstack.config.model import InferstackConfig
+from inferstack.config.workloads import ModelSourceType, VllmWorkloadConfig
+from inferstack.plan import ResolvedPlatform, ResolvedWorkload, resolve
+from inferstack.plan.names import namespaces_to_create
+
+NAME_LABEL = "app.kubernetes.io/name"
+#: Labels of the one-off Jobs next to a workload (model sync, Neuron compile): they fetch and write the bucket.
+MODEL_SYNC, NEURON_COMPILE = "model-sync", "neuron-compile"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+PROMETHEUS_POD = {NAME_LABEL: "prometheus"}
+POD_IDENTITY_AGENT = "169.254.170.23/32"
+ANYWHERE = "0.0.0.0/0"
+HTTPS = 443
+POSTGRES = 5432
+KNATIVE_NAMESPACE = "knative-serving"
+AIBRIX_NAMESPACES = ("aibrix-system", "envoy-gateway-system")
+#: Kinds whose pods call the Kubernetes API: Ray (KubeRay's autoscaler sidecar, Serve's controller), Dynamo
+#: (Kubernetes service discovery, ``<name>-k8s-service-discovery``).
+API_CALLERS = frozenset({"ray_serve", "dynamo"})
+#: Kinds whose pods download at start whatever the model source: NIM (NGC model profiles), Ollama (pulls tags).
+DOWNLOADERS = frozenset({"nim", "ollama"})
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Pods (in ``namespace``, matching ``pods``; ``pods`` None = every pod there) or an address block."""
+
+    namespace: str | None = None
+    pods: Mapping[str, str] | None = None
+    cidr: str | None = None
+    ports: tuple[int, ...] = ()
+    """TCP ports; empty: every port."""
+
+
+@dataclass(frozen=True)
+class WorkloadFlows:
+    """The connections one workload's pods may accept and open."""
+
+    name: str
+    namespace: str
+    pods: Mapping[str, str]
+    """The label selector of all its pods (servers, workers, heads, gateways and their databases)."""
+    ingress: tuple[Peer, ...]
+    egress: tuple[Peer, ...]
+
+
+@dataclass(frozen=True)
+class NamespaceFlows:
+    """One namespace inferstack owns: deny by default, DNS for every pod, the batch Jobs' egress, each workload."""
+
+    namespace: str
+    workloads: tuple[WorkloadFlows, ...]
+    namespace_clients: bool = True
+    """Pods of the namespace may connect to each other's pods (each workload's ingress still decides)."""
+    batch: tuple[str, ...] = field(default=())
+    """``app.kubernetes.io/component`` values of its one-off Jobs (``model-sync``, ``neuron-compile``)."""
+    batch_egress: tuple[Peer, ...] = field(default=())
+
+
+def workload_pods(workload: ResolvedWorkload) -> dict[str, str]:
+    """The label every pod of ``workload`` carries, whichever kind and operator made it: ``app.kubernetes.io/name``
+    is the workload's name on the pods inferstack renders and on the NIM operator's (v3.0.0: a NIMService's pods
+    keep the operator's ``GetStandardLabels`` — ``app.kubernetes.io/part-of: nim-service`` wins over ours in
+    ``utils.MergeMaps`` — and its NIMCache Job's pods get ``app.kubernetes.io/name: <NIMCache name>``,
+    ``constructJob``), so no ``part-of`` in the selector."""
+    return {NAME_LABEL: workload.name}
+
+
+def _downloads(workload: ResolvedWorkload) -> bool:
+    sources = {model.config.source.type for model in workload.models}
+    return bool(workload.readers) or ModelSourceType.HF in sources or workload.kind in DOWNLOADERS
+
+
+def _clients(config: InferstackConfig, workload: ResolvedWorkload) -> Iterator[Peer]:
+    if config.network_policies.namespace_clients:
+        yield Peer(namespace=workload.namespace)
+    for namespace in config.network_policies.client_namespaces:
+        if namespace != workload.namespace or not config.network_policies.namespace_clients:
+            yield Peer(namespace=namespace)
+    if workload.kind == "ray_serve":
+        yield Peer(namespace=KUBERAY_NAMESPACE)
+    if isinstance(workload.config, VllmWorkloadConfig) and workload.config.aibrix is not None:
+        yield from (Peer(namespace=namespace) for namespace in AIBRIX_NAMESPACES)
+    if getattr(workload.config, "deployment_mode", None) is DeploymentMode.KNATIVE:
+        yield Peer(namespace=KNATIVE_NAMESPACE)
+
+
+def _gateways(platform: ResolvedPlatform) -> dict[tuple[str, str], list[ResolvedWorkload]]:
+    """Backend ``(namespace, name)`` → the gateways routing to it."""
+    routed: dict[tuple[str, str], list[ResolvedWorkload]] = {}
+    for gateway in platform.workloads:
+        if not isinstance(gateway.config, LiteLLMWorkloadConfig):
+            continue
+        for target in _backends(platform, gateway):
+            routed.setdefault((target.namespace, target.name), []).append(gateway)
+    return routed
+
+
+def _backends(platform: ResolvedPlatform, gateway: ResolvedWorkload) -> list[ResolvedWorkload]:
+    config = gateway.config
+    assert isinstance(config, LiteLLMWorkloadConfig)
+    found: dict[tuple[str, str], ResolvedWorkload] = {}
+    for route in config.routes:
+        for backend in route.backends:
+            if backend.workload is None:
+                continue
+            for target in platform.workloads:
+                same = target.name == backend.workload and backend.namespace in (None, target.namespace)
+                if same and target is not gateway:
+                    found[(target.namespace, target.name)] = target
+    return [found[key] for key in sorted(found)]
+
+
+def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: list[ResolvedWorkload]) -> WorkloadFlows:
+    config = platform.config
+    own = workload_pods(workload)
+    self_peer = Peer(namespace=workload.namespace, pods=own)
+    ingress = [self_peer, *_clients(config, workload)]
+    ingress += [Peer(namespace=g.namespace, pods=workload_pods(g)) for g in gateways]
+    if workload.config.monitoring:
+        ingress.append(Peer(namespace=PROMETHEUS_NAMESPACE, pods=PROMETHEUS_POD))
+    egress = [self_peer]
+    if workload.readers:
+        egress.append(Peer(cidr=POD_IDENTITY_AGENT, ports=(80,)))
+    if _downloads(workload) or workload.kind in API_CALLERS:
+        egress.append(Peer(cidr=ANYWHERE, ports=(HTTPS,)))
+    gateway = workload.config
+    if isinstance(gateway, LiteLLMWorkloadConfig):
+        egress += [Peer(namespace=b.namespace, pods=workload_pods(b)) for b in _backends(platform, workload)]
+        providers = any(b.provider is not None for r in gateway.routes for b in r.backends)
+        if providers and Peer(cidr=ANYWHERE, ports=(HTTPS,)) not in egress:
+            egress.append(Peer(cidr=ANYWHERE, ports=(HTTPS,)))
+        if gateway.database.mode is DatabaseMode.EXISTING:
+            egress.append(Peer(cidr=ANYWHERE, ports=(POSTGRES,)))
+    return WorkloadFlows(
+        name=workload.name,
+        namespace=workload.namespace,
+        pods=own,
+        ingress=_unique(ingress),
+        egress=_unique(egress),
+    )
+
+
+def _unique(peers: list[Peer]) -> tuple[Peer, ...]:
+    kept: list[Peer] = []
+    for peer in peers:
+        if peer not in kept:
+            kept.append(peer)
+    return tuple(kept)
+
+
+#: What the model-sync and Neuron compile Jobs reach: the Pod Identity agent and S3 / the Hub over HTTPS.
+BATCH_EGRESS = (Peer(cidr=POD_IDENTITY_AGENT, ports=(80,)), Peer(cidr=ANYWHERE, ports=(HTTPS,)))
+
+
+def network_flows(config: InferstackConfig) -> tuple[NamespaceFlows, ...]:
+    """The flows of every namespace inferstack owns (none when ``network_policies.enabled`` is off)."""
+    if not config.network_policies.enabled:
+        return ()
+    platform = resolve(config)
+    routed = _gateways(platform)
+    owned = set(namespaces_to_create(config))
+    result = []
+    for namespace in sorted(owned):
+        workloads = [w for w in platform.workloads if w.namespace == namespace]
+        flows = tuple(_flows(platform, w, routed.get((w.namespace, w.name), [])) for w in workloads)
+        batch = [MODEL_SYNC] if any(w.sync for w in workloads) else []
+        if any(w.writes_bucket and w.pool.accelerator is AcceleratorKind.NEURON for w in workloads):
+            batch.append(NEURON_COMPILE)
+        egress = BATCH_EGRESS if batch else ()
+        result.append(
+            NamespaceFlows(
+                namespace=namespace,
+                workloads=flows,
+                namespace_clients=config.network_policies.namespace_clients,
+                batch=tuple(batch),
+                batch_egress=egress,
+            )
+        )
+    return tuple(result)

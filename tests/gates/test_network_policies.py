@@ -1,0 +1,200 @@
+"""GATE: the NetworkPolicies every synthesized app applies admit the app's own paths and nothing else — evaluated
+over the real manifests (policies and pod templates) with the small evaluator in
+``inferstack.constructs.checks.network``.
+
+Pods come from the synthesized pod templates; the operator-made pods inferstack renders no template for carry the
+labels their operators give them (NIM operator v3.0.0: a NIMService's pods ``GetStandardLabels``, its NIMCache Job
+``app.kubernetes.io/name: <name>``)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from inferstack.config.workloads import ModelSourceType
+from inferstack.constructs.checks.network import Address, Pod, connection_allowed
+from inferstack.constructs.checks.pods import all_pod_templates
+from inferstack.plan import resolve
+from inferstack.plan.endpoints import NoEndpointError, endpoint_of
+from inferstack.plan.names import namespaces_to_create
+from inferstack.plan.network import API_CALLERS, DOWNLOADERS, _backends
+
+PROMETHEUS = Pod("monitoring", {"app.kubernetes.io/name": "prometheus"})
+DNS = Pod("kube-system", {"k8s-app": "kube-dns"})
+S3 = Address("52.216.8.1")
+POD_IDENTITY = Address("169.254.170.23")
+STRANGER_NAMESPACE = "someone-else"
+
+
+def _nim_pods(objects: list[dict[str, Any]]) -> list[Pod]:
+    pods = []
+    for obj in objects:
+        meta = obj.get("metadata", {})
+        if obj.get("kind") == "NIMService":
+            labels = {"app.kubernetes.io/name": meta["name"], "app.kubernetes.io/part-of": "nim-service"}
+            pods.append(Pod(meta["namespace"], {**obj["spec"].get("labels", {}), **labels}))
+        if obj.get("kind") == "NIMCache":
+            labels = {"app": "k8s-nim-operator", "app.kubernetes.io/name": meta["name"]}
+            pods.append(Pod(meta["namespace"], labels))
+    return pods
+
+
+def pods_by_workload(objects: list[dict[str, Any]]) -> dict[tuple[str, str], list[Pod]]:
+    found: dict[tuple[str, str], list[Pod]] = {}
+    templates = [Pod(t.namespace, dict(t.labels)) for t in all_pod_templates(objects)]
+    for pod in [*templates, *_nim_pods(objects)]:
+        name = pod.labels.get("app.kubernetes.io/name")
+        if name:
+            found.setdefault((pod.namespace, name), []).append(pod)
+    return found
+
+
+def batch_pods(objects: list[dict[str, Any]]) -> list[Pod]:
+    return [
+        Pod(t.namespace, dict(t.labels))
+        for t in all_pod_templates(objects)
+        if t.labels.get("app.kubernetes.io/component") in ("model-sync", "neuron-compile")
+    ]
+
+
+def _owned(app) -> set[str]:
+    return set(namespaces_to_create(app.config))
+
+
+def test_the_default_platform_has_policies(default_app):
+    policies = [o for o in default_app.kubernetes_objects() if o["kind"] == "NetworkPolicy"]
+    names = sorted(p["metadata"]["name"] for p in policies)
+    expected = ["inferstack-default-deny", "inferstack-dns", "inferstack-model-sync", "inferstack-namespace"]
+    assert names == [*expected, "ministral"]
+
+
+def test_vpc_cni_enforces_network_policies(default_app):
+    addons = default_app.resources("cluster", "AWS::EKS::Addon").values()
+    (addon,) = [r for r in addons if r["Properties"]["AddonName"] == "vpc-cni"]
+    assert addon["Properties"]["ConfigurationValues"] == '{"enableNetworkPolicy": "true"}'
+
+
+def test_app_paths_are_admitted(any_app):
+    objects = any_app.kubernetes_objects()
+    platform = resolve(any_app.config)
+    pods = pods_by_workload(objects)
+    owned = _owned(any_app)
+    for workload in platform.workloads:
+        if workload.namespace not in owned:
+            continue
+        mine = pods[(workload.namespace, workload.name)]
+        for source in mine:
+            assert connection_allowed(objects, source, DNS, 53, "UDP"), f"{workload.name}: DNS"
+            for target in mine:  # multi-node, Ray head/workers, prefill/decode, gateway → its database
+                assert connection_allowed(objects, source, target, 6379), f"{workload.name}: own pods"
+        if workload.config.monitoring:
+            assert all(connection_allowed(objects, PROMETHEUS, pod, 8000) for pod in mine), workload.name
+        client = Pod(workload.namespace, {"app": "client"})
+        assert all(connection_allowed(objects, client, pod, 8000) for pod in mine), f"{workload.name}: clients"
+        downloads = bool(workload.readers) or workload.kind in DOWNLOADERS | API_CALLERS
+        downloads |= any(m.config.source.type is ModelSourceType.HF for m in workload.models)
+        if downloads:
+            assert all(connection_allowed(objects, pod, S3, 443) for pod in mine), f"{workload.name}: HTTPS out"
+        if workload.readers:
+            assert all(connection_allowed(objects, pod, POD_IDENTITY, 80) for pod in mine), workload.name
+        if workload.kind == "litellm":
+            for backend in _backends(platform, workload):
+                port = _port(backend)
+                for target in pods[(backend.namespace, backend.name)]:
+                    assert all(connection_allowed(objects, g, target, port) for g in mine), backend.name
+    for job in batch_pods(objects):
+        assert connection_allowed(objects, job, S3, 443)
+        assert connection_allowed(objects, job, POD_IDENTITY, 80)
+
+
+def _port(workload) -> int:
+    try:
+        base = endpoint_of(workload.config).api_base
+    except NoEndpointError:
+        return 8000
+    host = base.split("//", 1)[1].split("/", 1)[0]
+    return int(host.rsplit(":", 1)[1]) if ":" in host else 80
+
+
+def test_nothing_else_is_admitted(any_app):
+    objects = any_app.kubernetes_objects()
+    platform = resolve(any_app.config)
+    pods = pods_by_workload(objects)
+    owned = _owned(any_app)
+    stranger = Pod(STRANGER_NAMESPACE, {"app": "client"})
+    impostor = Pod("monitoring", {"app.kubernetes.io/name": "grafana"})
+    gateways = {
+        (b.namespace, b.name) for w in platform.workloads if w.kind == "litellm" for b in _backends(platform, w)
+    }
+    for workload in platform.workloads:
+        if workload.namespace not in owned:
+            continue
+        mine = pods[(workload.namespace, workload.name)]
+        for pod in mine:
+            assert not connection_allowed(objects, stranger, pod, 8000), f"{workload.name}: another namespace"
+            assert not connection_allowed(objects, impostor, pod, 8000), f"{workload.name}: not Prometheus"
+            assert not connection_allowed(objects, pod, S3, 80), f"{workload.name}: plain HTTP out"
+            assert not connection_allowed(objects, pod, stranger, 8000), f"{workload.name}: out to another namespace"
+            for job in batch_pods(objects):
+                assert not connection_allowed(objects, job, pod, 8000), f"{workload.name}: from a batch Job"
+        for other in platform.workloads:
+            if other is workload or other.namespace not in owned or (other.namespace, other.name) in gateways:
+                continue
+            if other.namespace == workload.namespace and any_app.config.network_policies.namespace_clients:
+                continue  # neighbours are clients (namespace_clients); test_client_namespaces_open_the_endpoints
+            for source in mine:
+                for target in pods[(other.namespace, other.name)]:
+                    if workload.kind == "litellm":
+                        continue
+                    assert not connection_allowed(objects, source, target, 8000), f"{workload.name} → {other.name}"
+
+
+def test_pods_without_downloads_get_no_https(s3_mount_app):
+    """An s3_mount model is read by the CSI driver on the node: the engine pods reach nothing outside."""
+    objects = s3_mount_app.kubernetes_objects()
+    platform = resolve(s3_mount_app.config)
+    pods = pods_by_workload(objects)
+    quiet = [w for w in platform.workloads if not w.readers and w.kind not in DOWNLOADERS | API_CALLERS]
+    assert quiet
+    for workload in quiet:
+        for pod in pods[(workload.namespace, workload.name)]:
+            assert not connection_allowed(objects, pod, S3, 443)
+
+
+def test_client_namespaces_open_the_endpoints():
+    import cdk8s
+
+    from inferstack.charts.network_policies import NetworkPoliciesChart
+    from inferstack.config import InferstackConfig
+    from inferstack.config.loader import load_config
+    from inferstack.plan.network import network_flows
+
+    base = load_config("inferstack.yaml").model_dump(by_alias=True, exclude_unset=True)
+    shut = InferstackConfig.model_validate({**base, "network_policies": {"namespace_clients": False}})
+    opened = InferstackConfig.model_validate({**base, "network_policies": {"client_namespaces": ["apps"]}})
+    server = Pod("inference", {"app.kubernetes.io/name": "ministral"})
+    neighbour, app = Pod("inference", {"app": "x"}), Pod("apps", {"app": "x"})
+    for config, expect_neighbour, expect_app in ((shut, False, False), (opened, True, True)):
+        objects = NetworkPoliciesChart(cdk8s.App(), "np", network_flows(config)).to_json()
+        assert connection_allowed(objects, neighbour, server, 8000) is expect_neighbour
+        assert connection_allowed(objects, app, server, 8000) is expect_app
+    off = InferstackConfig.model_validate({**base, "network_policies": {"enabled": False}})
+    assert network_flows(off) == ()
+
+
+@pytest.mark.parametrize("mutation", ["drop-dns", "drop-self", "widen-deny"])
+def test_the_gate_catches_a_broken_policy(default_app, mutation):
+    objects = copy.deepcopy(default_app.kubernetes_objects())
+    policies = {o["metadata"]["name"]: o for o in objects if o["kind"] == "NetworkPolicy"}
+    server = Pod("inference", {"app.kubernetes.io/name": "ministral"})
+    if mutation == "drop-dns":
+        objects.remove(policies["inferstack-dns"])
+        assert not connection_allowed(objects, server, DNS, 53, "UDP")
+    elif mutation == "drop-self":
+        policies["ministral"]["spec"]["ingress"] = policies["ministral"]["spec"]["ingress"][2:]
+        assert not connection_allowed(objects, Pod("inference", {"app": "client"}), server, 8000)
+    else:
+        policies["ministral"]["spec"]["ingress"].append({})
+        assert connection_allowed(objects, Pod(STRANGER_NAMESPACE, {}), server, 8000)
