@@ -121,3 +121,11 @@ def test_evaluator_namespace_selector_and_ip_blocks():
     assert connection_allowed(policies, a, Address("52.1.1.1"), 443)
     assert not connection_allowed(policies, a, Address("10.1.1.1"), 443)
     assert not connection_allowed(policies, a, Address("52.1.1.1"), 80)
+
+
+def test_evaluator_a_pod_selector_alone_means_the_policy_namespace():
+    a = Pod("a", {"app": "x"})
+    rule = {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{"from": [{"podSelector": {}}]}]}
+    policies = [_allow("p", "a", rule)]
+    assert connection_allowed(policies, Pod("a", {"any": "pod"}), a, 80)
+    assert not connection_allowed(policies, Pod("b", {"any": "pod"}), a, 80)

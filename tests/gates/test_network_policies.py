@@ -132,6 +132,8 @@ def test_nothing_else_is_admitted(any_app):
         if workload.namespace not in owned:
             continue
         mine = pods[(workload.namespace, workload.name)]
+        neighbour = Pod(workload.namespace, {"app": "client"})
+        assert not connection_allowed(objects, neighbour, S3, 443), f"{workload.namespace}: default deny egress"
         for pod in mine:
             assert not connection_allowed(objects, stranger, pod, 8000), f"{workload.name}: another namespace"
             assert not connection_allowed(objects, impostor, pod, 8000), f"{workload.name}: not Prometheus"
@@ -180,6 +182,14 @@ def test_client_namespaces_open_the_endpoints():
         objects = NetworkPoliciesChart(cdk8s.App(), "np", network_flows(config)).to_json()
         assert connection_allowed(objects, neighbour, server, 8000) is expect_neighbour
         assert connection_allowed(objects, app, server, 8000) is expect_app
+        assert not connection_allowed(objects, neighbour, S3, 443)  # default deny, whichever policies select it
+    gateway = load_config("examples/litellm-gateway.yaml").model_dump(by_alias=True, exclude_unset=True)
+    strict = InferstackConfig.model_validate({**gateway, "network_policies": {"namespace_clients": False}})
+    objects = NetworkPoliciesChart(cdk8s.App(), "np", network_flows(strict)).to_json()
+    proxy = Pod("gateway", {"app.kubernetes.io/name": "llm-gateway"})
+    backend = Pod("gateway", {"app.kubernetes.io/name": "qwen-vllm"})
+    assert connection_allowed(objects, proxy, backend, 8000)
+    assert not connection_allowed(objects, Pod("gateway", {"app": "x"}), backend, 8000)
     off = InferstackConfig.model_validate({**base, "network_policies": {"enabled": False}})
     assert network_flows(off) == ()
 
