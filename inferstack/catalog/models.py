@@ -33,6 +33,15 @@ class ModelArchitecture:
     """As-shipped weights when the checkpoint is not bf16 (FP8, MXFP4). Default: params × 2 bytes."""
     mla_latent_dim: int | None = None
     """MLA (DeepSeek): kv_lora_rank + qk_rope_head_dim — one latent per layer, replicated on every TP rank."""
+    hidden_size: int | None = None
+    """Model width: with ``vocab_size``, the embedding and LM-head parameters a quantized checkpoint keeps in 16 bit.
+    Default unknown (all parameters take the quantized width)."""
+    vocab_size: int | None = None
+    """Vocabulary: the sampler warm-up's logits. Default unknown (Llama 3's 128,256 is assumed)."""
+    tied_embeddings: bool = False
+    """``tie_word_embeddings``: the LM head is the embedding matrix. Default False."""
+    load_overhead: float = 1.0
+    """Loaded weights ÷ shipped weights (the engine keeps some tensors wider than shipped). Default 1."""
     sliding_window: int | None = None
     sliding_layers: int = 0
     """How many of ``layers`` use the sliding window (the rest are full attention)."""
@@ -66,6 +75,11 @@ def _m(model_id: str, params: int, layers: int, nh: int, kv: int, hd: int, ctx: 
 _LLAMA = {"gated": True, "tool_call_parser": "llama3_json"}
 _MISTRAL = {"gated": True, "tool_call_parser": "mistral", "mistral_format": True}
 _QWEN = {"tool_call_parser": "hermes"}
+#: vLLM loads gpt-oss's MXFP4 checkpoint at 13.47 GiB (20b, 12.8 shipped) and 64.38 GiB (120b, 60.8 shipped) on
+#: Hopper — attention, router and embeddings in bf16, the experts laid out for its kernels (llm-d-benchmark
+#: empirical-vllm-memory-results.md, vLLM 0.11.0): 1.052 and 1.059, rounded up. (vLLM 0.10.1's Marlin path took
+#: 65.97 GiB, vLLM issue 23278.)
+GPT_OSS_LOAD_OVERHEAD = 1.06
 
 # DeepSeek V3/R1: 61 layers of MLA (kv_lora_rank 512 + qk_rope_head_dim 64), weights shipped in FP8.
 _DEEPSEEK_V3 = _m(
@@ -300,6 +314,7 @@ _ROWS = (
         131_072,
         active_params=4_187_440_704,
         shipped_weights_gib=12.8,
+        load_overhead=GPT_OSS_LOAD_OVERHEAD,
         sliding_window=128,
         sliding_layers=12,
         tool_call_parser="openai",
@@ -315,6 +330,7 @@ _ROWS = (
         131_072,
         active_params=5_711_982_912,
         shipped_weights_gib=60.8,
+        load_overhead=GPT_OSS_LOAD_OVERHEAD,
         sliding_window=128,
         sliding_layers=18,
         tool_call_parser="openai",
@@ -322,7 +338,48 @@ _ROWS = (
     ),
 )
 
-MODELS: dict[str, ModelArchitecture] = {row.id: row for row in _ROWS}
+#: ``hidden_size``, ``vocab_size`` and ``tie_word_embeddings`` of each row (../shared/facts/models.md §3, columns
+#: H and vocab; "tied embeddings" where the table says so; Gemma 2/3 tie theirs (``Gemma*ForCausalLM``
+#: ``_tied_weights_keys``, config ``tie_word_embeddings`` default true).
+_EMBEDDINGS: dict[str, tuple[int, int, bool]] = {
+    "meta-llama/Llama-3.2-1B-Instruct": (2048, 128_256, True),
+    "meta-llama/Llama-3.2-3B-Instruct": (3072, 128_256, True),
+    "meta-llama/Llama-3.1-8B-Instruct": (4096, 128_256, False),
+    "meta-llama/Llama-3.1-70B-Instruct": (8192, 128_256, False),
+    "meta-llama/Llama-3.3-70B-Instruct": (8192, 128_256, False),
+    "meta-llama/Llama-3.1-405B-Instruct": (16384, 128_256, False),
+    "mistralai/Mistral-7B-Instruct-v0.3": (4096, 32_768, False),
+    "mistralai/Ministral-8B-Instruct-2410": (4096, 131_072, False),
+    "mistralai/Ministral-3-8B-Instruct-2512": (4096, 131_072, False),
+    "mistralai/Mistral-Small-24B-Instruct-2501": (5120, 131_072, False),
+    "Qwen/Qwen2.5-7B-Instruct": (3584, 152_064, False),
+    "Qwen/Qwen2.5-72B-Instruct": (8192, 152_064, False),
+    "Qwen/Qwen3-8B": (4096, 151_936, False),
+    "Qwen/Qwen3-14B": (5120, 151_936, False),
+    "Qwen/Qwen3-32B": (5120, 151_936, False),
+    "deepseek-ai/DeepSeek-R1-Distill-Llama-8B": (4096, 128_256, False),
+    "google/gemma-2-9b-it": (3584, 256_000, True),
+    "google/gemma-3-27b-it": (5376, 262_144, True),
+    "microsoft/phi-4": (5120, 100_352, False),
+    "mistralai/Mixtral-8x7B-Instruct-v0.1": (4096, 32_000, False),
+    "Qwen/Qwen3-30B-A3B": (2048, 151_936, False),
+    "Qwen/Qwen3-235B-A22B": (4096, 151_936, False),
+    "deepseek-ai/DeepSeek-V3": (7168, 129_280, False),
+    "deepseek-ai/DeepSeek-R1": (7168, 129_280, False),
+    "deepseek-ai/DeepSeek-V2-Lite-Chat": (2048, 102_400, False),
+    "openai/gpt-oss-20b": (2880, 201_088, False),
+    "openai/gpt-oss-120b": (2880, 201_088, False),
+}
+
+
+def _with_embeddings(row: ModelArchitecture) -> ModelArchitecture:
+    if row.id not in _EMBEDDINGS:
+        return row
+    hidden, vocab, tied = _EMBEDDINGS[row.id]
+    return replace(row, hidden_size=hidden, vocab_size=vocab, tied_embeddings=tied)
+
+
+MODELS: dict[str, ModelArchitecture] = {row.id: _with_embeddings(row) for row in _ROWS}
 
 
 def near_model_ids(model_id: str, limit: int = 3) -> list[str]:

@@ -246,7 +246,16 @@ STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {
 }
 
 #: vLLM release inside each engine image (the flag list and engine behaviour follow from it).
-ENGINE_VLLM_VERSIONS: dict[str, str] = {"vllm-gpu": "0.19.0", "vllm-neuron": "0.16.0"}
+ENGINE_VLLM_VERSIONS: dict[str, str] = {
+    "vllm-gpu": "0.19.0",
+    "vllm-neuron": "0.16.0",
+    # Read from each image's build files (see ENGINE_IMAGES); no flag list is vendored for these, so they set only
+    # the sizing model's release line. Triton's is unconfirmed (?).
+    "dynamo-vllm": "0.26.0",
+    "dynamo-vllm-efa": "0.26.0",
+    "kserve-huggingface": "0.24.0",
+    "triton-vllm": "0.31.0",
+}
 #: Ray release inside each Ray image (its Serve LLM config fields are checked against it).
 ENGINE_RAY_VERSIONS: dict[str, str] = {"ray-llm": "2.52.0"}
 #: Neuron device families the ``vllm-neuron`` image serves (vllm-neuron 0.5 / NxD Inference).

@@ -10,9 +10,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from inferstack.catalog.engine_flags import vllm_version_of_image
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.catalog.kubernetes import SYSTEM_POOL
-from inferstack.catalog.versions import NEURON_SERVING_DEVICES
+from inferstack.catalog.versions import ENGINE_VLLM_VERSIONS, NEURON_SERVING_DEVICES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.dynamo import DynamoWorkloadConfig
 from inferstack.config.edit import with_changes
@@ -33,6 +34,12 @@ from inferstack.plan.placement import (
 from inferstack.rules import multinode
 from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.sizing.model import SizingInput, SizingResult, longest_fitting_len, size
+from inferstack.sizing.neuron import (
+    NeuronSizingInput,
+    compiled_kv_blocks,
+    longest_fitting_neuron_len,
+    size_neuron,
+)
 
 FIT = "MODEL-FIT"
 PARALLEL_NODE = "PARALLEL-NODE"
@@ -127,7 +134,27 @@ def memory_per_rank_gib(instance: InstanceType) -> float:
 def sizing_for(
     workload: ServedEngine, instance: InstanceType, tp: int | None = None, max_model_len: int | None = None
 ) -> SizingResult:
+    """The memory plan of one rank of ``workload`` on ``instance`` (a GPU, or a NeuronCore: the Neuron model)."""
+    if instance.accelerator is AcceleratorKind.NEURON:
+        return size_neuron(_neuron_input(workload, instance, tp, max_model_len))
     return size(_input(workload, instance, tp, max_model_len))
+
+
+def _neuron_input(
+    workload: ServedEngine, instance: InstanceType, tp: int | None, max_model_len: int | None
+) -> NeuronSizingInput:
+    engine = workload.engine
+    length = max_model_len or engine.max_model_len
+    return NeuronSizingInput(
+        model=workload.model.arch,
+        core_memory_gib=memory_per_rank_gib(instance),
+        tensor_parallel_size=tp or engine.tensor_parallel_size,
+        max_model_len=length,
+        max_num_seqs=engine.max_num_seqs,
+        kv_blocks=compiled_kv_blocks(length, engine.max_num_seqs, engine.enable_prefix_caching),
+        quantization=engine.quantization.value if engine.quantization else None,
+        kv_cache_dtype=engine.kv_cache_dtype.value,
+    )
 
 
 def _input(
@@ -136,6 +163,9 @@ def _input(
     engine = workload.engine
     length = max_model_len or engine.max_model_len
     return SizingInput(
+        max_num_seqs=engine.max_num_seqs,
+        enforce_eager=engine.enforce_eager,
+        engine_version=engine_release(workload),
         model=workload.model.arch,
         accelerator_memory_gib=memory_per_rank_gib(instance),
         tensor_parallel_size=tp or engine.tensor_parallel_size,
@@ -148,6 +178,24 @@ def _input(
         quantization=engine.quantization.value if engine.quantization else None,
         kv_cache_dtype=engine.kv_cache_dtype.value,
     )
+
+
+def engine_release(workload: ServedEngine) -> str:
+    """The vLLM release the engine runs (its sizing profile): read from a ``vllm`` workload's image tag, the catalog's
+    for the other kinds' images, the pinned GPU engine's otherwise."""
+    config = workload.workload
+    if isinstance(config, VllmWorkloadConfig):
+        found = vllm_version_of_image(config.image(AcceleratorKind.NVIDIA))
+        if found is not None:
+            return found
+    for key, kinds in _KIND_IMAGES.items():
+        if config.kind in kinds:
+            return ENGINE_VLLM_VERSIONS[key]
+    return ENGINE_VLLM_VERSIONS["vllm-gpu"]
+
+
+#: Image keys (ENGINE_VLLM_VERSIONS) of the kinds that run vLLM inside another server.
+_KIND_IMAGES = {"dynamo-vllm": ("dynamo",), "kserve-huggingface": ("kserve",), "triton-vllm": ("triton",)}
 
 
 def ranks_per_node(instance: InstanceType) -> int:
@@ -214,7 +262,11 @@ def _fit_suggestions(
         if viable(config, changes):
             found.append(changes)
             break
-    length = longest_fitting_len(_input(workload, host))
+    if host.accelerator is AcceleratorKind.NEURON:
+        prefix = workload.engine.enable_prefix_caching
+        length = longest_fitting_neuron_len(_neuron_input(workload, host, None, None), prefix)
+    else:
+        length = longest_fitting_len(_input(workload, host))
     if length >= 16:
         changes = {f"{path}.engine.max_model_len": length}
         if viable(config, changes):

@@ -41,7 +41,9 @@ CAPACITY_BLOCK_GROUP = {
 }
 LLAMA_1B = {"id": "meta-llama/Llama-3.2-1B-Instruct", "hf_token_secret": {"name": "hf-token"}}
 LLAMA_70B = {"id": "meta-llama/Llama-3.1-70B-Instruct", "hf_token_secret": {"name": "hf-token"}}
-ON_INF2 = {"pool": "inf2", "engine": {"tensor_parallel_size": 2}}  # 2 NeuronCores = 1 Inferentia2 device
+#: 2 NeuronCores = 1 Inferentia2 device; 8 sequences: Neuron compiles the KV cache in for max_num_seqs × max_model_len
+#: (vLLM's default 256 × 8192 would be 128 GiB per core for Llama-3.1-8B — MODEL-FIT).
+ON_INF2 = {"pool": "inf2", "engine": {"tensor_parallel_size": 2, "max_num_seqs": 8}}
 FROM_FSX = {"model": {"source": {"type": "fsx"}}}
 #: Llama-3.1-70B as one replica over two g6e.12xlarge (4 L40S each): TP 4 per node × PP 2 across the nodes.
 MULTINODE = {
