@@ -176,3 +176,10 @@ def test_longest_fitting_len():
             model=LLAMA_8B, accelerator_memory_gib=22_888 / 1024, max_model_len=length, max_num_batched_tokens=8192
         )
     ).fits
+
+
+def test_nearly_equal_layer_counts_share_the_larger_group_size():
+    """12 sliding + 13 full (vLLM's own example, gpt-oss-20b + an EAGLE layer): groups of 13, one padding layer."""
+    model = replace(MODELS["openai/gpt-oss-20b"], layers=25, sliding_layers=12)
+    layout = kv_layout(model, tp=1, pp=1, kv_cache_dtype="auto", max_model_len=16_000, max_num_batched_tokens=8192)
+    assert (layout.group_size, layout.sliding_groups, layout.full_groups) == (13, 1, 1)

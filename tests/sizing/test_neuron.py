@@ -91,3 +91,14 @@ def test_longest_fitting_len_on_neuron():
     )
     length = longest_fitting_neuron_len(data, prefix_caching=True)
     assert 4096 < length < 131_072 and length % 32 == 0
+
+
+def test_the_fit_rule_sizes_neuron_pools_with_the_neuron_model():
+    from inferstack.config.loader import load_config
+    from inferstack.rules import serving
+
+    config = load_config("examples/vllm-neuron-inf2.yaml")
+    ((_, engine),) = list(serving.engines(config))
+    host = serving.pool_instances(config.pool(engine.pool))[0]
+    result = serving.sizing_for(engine, host)
+    assert result.sequences == engine.engine.max_num_seqs and result.fits
