@@ -22,8 +22,8 @@ records the source file (name and sha256), the upstream version, wheel sha256 an
 
 Output is deterministic: sorted keys, flags sorted by name, one flag per line, a trailing newline.
 
-Usage: ``python scripts/vendor_engine_flags.py [SOURCE_DIR] [--out DIR] [--check]``. ``SOURCE_DIR`` defaults to
-``../shared/upstream/engines`` (relative to the repository root), ``--out`` to the package data folder. ``--check``
+Usage: ``python scripts/vendor_engine_flags.py [SOURCE_DIR ...] [--out DIR] [--check]``. ``SOURCE_DIR`` defaults to
+``../shared/upstream/engines`` and ``scripts/upstream/engines`` (dumps made here, same method), ``--out`` to the package data folder. ``--check``
 writes nothing and exits 1 if the files in ``--out`` differ from what would be written (or are missing or stale).
 """
 
@@ -39,6 +39,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT.parent / "shared" / "upstream" / "engines"
+#: Dumps inferstack made itself (the same method; scripts/upstream/engines/README.md says how).
+LOCAL = ROOT / "scripts" / "upstream" / "engines"
 OUT = ROOT / "inferstack" / "catalog" / "engine_flag_data"
 _SOURCE_NAME = re.compile(r"^vllm-(\d+\.\d+\.\d+)-serve-flags\.json$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}\b")
@@ -153,6 +155,15 @@ def render(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def expected_all(sources: list[Path]) -> dict[str, str]:
+    """What every source folder that exists would write."""
+    out: dict[str, str] = {}
+    for source in sources:
+        if source.is_dir():
+            out |= expected(source)
+    return out
+
+
 def expected(source: Path) -> dict[str, str]:
     """Output file name → text, for every ``vllm-*-serve-flags.json`` in ``source``."""
     out: dict[str, str] = {}
@@ -167,17 +178,18 @@ def expected(source: Path) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
-        "source", nargs="?", type=Path, default=SOURCE, help="upstream flag files (default %(default)s)"
+        "source", nargs="*", type=Path, default=[SOURCE, LOCAL], help="upstream flag folders (default %(default)s)"
     )
     parser.add_argument("--out", type=Path, default=OUT, help="catalog data folder (default %(default)s)")
     parser.add_argument("--check", action="store_true", help="exit 1 if --out differs from what would be written")
     args = parser.parse_args(argv)
-    if not args.source.is_dir():
-        print(f"engine flag source folder not found: {args.source}", file=sys.stderr)
+    missing = [str(source) for source in args.source if not source.is_dir()]
+    if len(missing) == len(args.source):
+        print(f"engine flag source folder not found: {', '.join(missing)}", file=sys.stderr)
         return 2
-    files = expected(args.source)
+    files = expected_all(args.source)
     if not files:
-        print(f"no vllm-*-serve-flags.json in {args.source}", file=sys.stderr)
+        print(f"no vllm-*-serve-flags.json in {', '.join(map(str, args.source))}", file=sys.stderr)
         return 2
     present = {p.name for p in args.out.glob("vllm-*.json")} if args.out.is_dir() else set()
     if args.check:

@@ -20,6 +20,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT.parent / "shared" / "upstream" / "engines"
+LOCAL = ROOT / "scripts" / "upstream" / "engines"
 OUT = ROOT / "inferstack" / "catalog" / "engine_flag_data"
 _SOURCE_NAME = re.compile(r"^ray-serve-llm-(\d+\.\d+\.\d+)-fields\.json$")
 
@@ -50,12 +51,13 @@ def render(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", nargs="?", type=Path, default=SOURCE)
+    parser.add_argument("source", nargs="*", type=Path, default=[SOURCE, LOCAL])
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
     stale = []
-    for path in sorted(args.source.glob("ray-serve-llm-*-fields.json")):
+    paths = sorted(p for source in args.source if source.is_dir() for p in source.glob("ray-serve-llm-*-fields.json"))
+    for path in paths:
         match = _SOURCE_NAME.match(path.name)
         if match is None:
             continue
@@ -66,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                 stale.append(target.name)
         else:
             target.write_text(text)
-            print(f"wrote {target.relative_to(ROOT)}")
+            print(f"wrote {target}")
     if stale:
         print(f"stale: {', '.join(stale)} — run make flags", file=sys.stderr)
         return 1

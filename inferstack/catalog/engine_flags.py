@@ -33,6 +33,12 @@ _VLLM_REPOSITORY = re.compile(r"^(?:.+/)?vllm/vllm-openai$")
 _NEURON_DLC_REPOSITORY = re.compile(r"^(?:.+/)?pytorch-inference-vllm-neuronx$")
 _NEURON_DLC_TAG = re.compile(r"^v?(\d+\.\d+\.\d+)(?:\.\d+)*-neuronx-")
 _VLLM_TAG = re.compile(r"^v?(\d+\.\d+\.\d+)(?:-(?:cu\d+|x86_64|aarch64|arm64))*$")
+#: The AWS Deep Learning Container for vLLM (public ECR or the regional 763104351884 registry) and its release tags
+#: (``0.31.0-gpu-py312-cu130-ubuntu24.04-ec2``, ``0.31-gpu-py312-ec2`` floats and is not mapped).
+_VLLM_DLC_REPOSITORY = re.compile(
+    r"^(?:public\.ecr\.aws/deep-learning-containers|763104351884\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?)/vllm$"
+)
+_VLLM_DLC_TAG = re.compile(r"^(\d+\.\d+\.\d+)-gpu-")
 #: ``-O <n>`` consumes ``<n>`` only for these values (vLLM's rule); ``-O<anything>`` is always the shorthand.
 _O_LEVELS = frozenset({"0", "1", "2", "3"})
 
@@ -348,7 +354,8 @@ def _load(plain: str) -> EngineFlags:
 def vllm_version_of_image(image: str) -> str | None:
     """The vLLM release an image runs, from its tag: ``vllm/vllm-openai:v0.19.0`` → ``0.19.0``.
 
-    Mapped: the upstream ``vllm/vllm-openai`` repository (behind any registry host or mirror prefix) with a release
+    Mapped: the AWS vLLM Deep Learning Container (``…/deep-learning-containers/vllm:0.31.0-gpu-…`` → ``0.31.0``), the
+    upstream ``vllm/vllm-openai`` repository (behind any registry host or mirror prefix) with a release
     tag (``v0.19.0``, ``0.19.0``, ``v0.19.0-cu130``), and AWS's Neuron DLC ``pytorch-inference-vllm-neuronx`` whose
     tag starts with the vLLM version (``0.16.0-neuronx-py312-sdk2.31.1-ubuntu24.04`` → ``0.16.0``); a trailing
     ``@sha256:…`` digest is ignored. Anything else (custom images, ``latest``, nightlies, release candidates,
@@ -361,6 +368,9 @@ def vllm_version_of_image(image: str) -> str | None:
     if colon <= slash:  # no tag (a ':' before the last '/' is a registry port)
         return None
     repository, tag = reference[:colon], reference[colon + 1 :]
+    if _VLLM_DLC_REPOSITORY.match(repository):
+        dlc = _VLLM_DLC_TAG.match(tag)
+        return dlc.group(1) if dlc else None
     if _NEURON_DLC_REPOSITORY.match(repository):
         neuron = _NEURON_DLC_TAG.match(tag)
         return neuron.group(1) if neuron else None
@@ -372,6 +382,16 @@ def vllm_version_of_image(image: str) -> str | None:
 
 #: The first vLLM release with ``--shutdown-timeout`` (vLLM PR 34730; present in 0.19.0, absent in 0.16.0).
 SHUTDOWN_TIMEOUT_SINCE = (0, 18)
+
+
+def lacks_efa_stack(image: str) -> bool:
+    """Whether ``image`` is the upstream ``vllm/vllm-openai`` image, which carries no libfabric / aws-ofi-nccl
+    (docker/Dockerfile at v0.19.0: libibverbs and NCCL only; the AWS DLC adds EFA 1.47.0 and aws-ofi-nccl on top of
+    it), so NCCL between nodes runs over TCP sockets."""
+    reference = image.split("@", 1)[0]
+    slash, colon = reference.rfind("/"), reference.rfind(":")
+    repository = reference[:colon] if colon > slash else reference
+    return bool(_VLLM_REPOSITORY.match(repository))
 
 
 def supports_shutdown_timeout(image: str) -> bool:

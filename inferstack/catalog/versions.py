@@ -247,7 +247,7 @@ STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {
 
 #: vLLM release inside each engine image (the flag list and engine behaviour follow from it).
 ENGINE_VLLM_VERSIONS: dict[str, str] = {
-    "vllm-gpu": "0.19.0",
+    "vllm-gpu": "0.31.0",
     "vllm-neuron": "0.16.0",
     # Read from each image's build files (see ENGINE_IMAGES); no flag list is vendored for these, so they set only
     # the sizing model's release line. Triton's is unconfirmed (?).
@@ -261,9 +261,18 @@ ENGINE_RAY_VERSIONS: dict[str, str] = {"ray-llm": "2.52.0"}
 #: Neuron device families the ``vllm-neuron`` image serves (vllm-neuron 0.5 / NxD Inference).
 NEURON_SERVING_DEVICES: frozenset[str] = frozenset({"Inferentia2", "Trainium"})
 
-#: Serving engine images (pinned). vLLM 0.19 is the version the sizing model is calibrated against.
+#: Serving engine images (pinned), each with the engine release it carries (ENGINE_VLLM_VERSIONS,
+#: ENGINE_RAY_VERSIONS): the flag lists and the sizing profile follow from it.
 ENGINE_IMAGES: dict[str, str] = {
-    "vllm-gpu": "vllm/vllm-openai:v0.19.0",
+    # The AWS Deep Learning Container for vLLM on EC2/EKS (seed 000 deploys vLLM from it), Ubuntu line, the newest
+    # release confirmed: vLLM 0.31.0 (aws/deep-learning-containers docs/src/data/vllm/0.31.0-gpu-ec2.yml @ c6e3ca18;
+    # the line is built FROM vllm/vllm-openai:v<ver>, ec2-ubuntu.yml). CUDA 13.0.2 (needs NVIDIA driver ≥ 580: the
+    # EKS AL2023 NVIDIA AMI v20260714 has 580.159.03), Python 3.12, EFA 1.47.0 with aws-ofi-nccl, the Run:ai
+    # streamer and NIXL. No USER (root, HOME /root), WORKDIR /; its ENTRYPOINT dockerd_entrypoint.sh runs a telemetry
+    # script, then ``vllm serve "$@"`` — inferstack sets ``command: [vllm, serve]``, so the telemetry call never
+    # runs. No vLLM 0.32/0.33 image (DLC or vllm/vllm-openai) could be confirmed offline (?); the 0.33.0 flag list is
+    # vendored for users who pin one. The same image is in 763104351884.dkr.ecr.<region>.amazonaws.com/vllm.
+    "vllm-gpu": "public.ecr.aws/deep-learning-containers/vllm:0.31.0-gpu-py312-cu130-ubuntu24.04-ec2",
     # AWS Neuron DLC for Inferentia2 / Trainium1: vLLM 0.16.0 + the vllm-neuron plugin (branch release-0.5.3, NxD
     # Inference), Neuron SDK 2.31.1, Python 3.12 (aws-neuron/deep-learning-containers tag 2.31.1, 8d2d8380:
     # vllm/inference/0.16.0/Dockerfile.neuronx — no USER (root), WORKDIR /workspace/vllm, ENTRYPOINT runs its

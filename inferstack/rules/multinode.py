@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from inferstack.catalog.engine_flags import lacks_efa_stack
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
@@ -151,17 +152,19 @@ def check_efa(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_efa_image(config: InferstackConfig) -> Iterator[Finding]:
-    """NCCL reaches EFA only through libfabric and the aws-ofi-nccl plugin. vllm/vllm-openai:v0.19.0 carries neither
-    (docker/Dockerfile at v0.19.0: libibverbs and NCCL only), so NCCL falls back to TCP sockets without an error."""
+    """NCCL reaches EFA only through libfabric and the aws-ofi-nccl plugin. The upstream vllm/vllm-openai images carry
+    neither (docker/Dockerfile at v0.19.0: libibverbs and NCCL only), so NCCL falls back to TCP sockets without an
+    error; the default AWS Deep Learning Container has both."""
     for path, workload in _workloads(config):
-        stock = workload.image(AcceleratorKind.NVIDIA) == ENGINE_IMAGES["vllm-gpu"]
+        image = workload.image(AcceleratorKind.NVIDIA)
+        stock = lacks_efa_stack(image)
         most = max(t.accelerator_count for t in pool_instances(config.pool(workload.pool)))
         if stock and workload.engine.tensor_parallel_size > most:
             yield Finding(
                 rule=EFA_IMAGE,
                 path=f"{path}.engine.tensor_parallel_size",
                 message=f"tensor_parallel_size {workload.engine.tensor_parallel_size} spans nodes of {most} GPUs: an "
-                f"all-reduce per layer between nodes, and {ENGINE_IMAGES['vllm-gpu']} (no aws-ofi-nccl) runs it over "
+                f"all-reduce per layer between nodes, and {image} (no aws-ofi-nccl) runs it over "
                 "TCP sockets",
                 fix=f"keep tensor parallelism inside a node (tensor_parallel_size {most}, pipeline_parallel_size = "
                 "nodes), or use a vLLM image with the EFA stack",
@@ -171,10 +174,10 @@ def check_efa_image(config: InferstackConfig) -> Iterator[Finding]:
             yield Finding(
                 rule=EFA_IMAGE,
                 path=f"{path}.engine.image",
-                message=f"{ENGINE_IMAGES['vllm-gpu']} has no libfabric / aws-ofi-nccl: the EFA devices are attached "
+                message=f"{image} has no libfabric / aws-ofi-nccl: the EFA devices are attached "
                 "but NCCL between the nodes runs over TCP sockets, silently (NCCL_DEBUG=INFO would log NET/Socket)",
-                fix="set engine.image to a vLLM image with the EFA stack (the AWS Deep Learning Container for vLLM, or "
-                "vllm-openai with the EFA installer and aws-ofi-nccl), or accept this warning",
+                fix=f"leave engine.image unset (the default {ENGINE_IMAGES['vllm-gpu']} has the EFA stack) or set "
+                "another image with libfabric and aws-ofi-nccl, or accept this warning",
                 severity=Severity.WARNING,
             )
 

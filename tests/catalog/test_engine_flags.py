@@ -13,6 +13,7 @@ from inferstack.catalog.engine_flags import VLLM_VERSIONS, UnknownFlag, vllm_fla
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "vendor_engine_flags.py"
 SOURCE = ROOT.parent / "shared" / "upstream" / "engines"
+LOCAL = ROOT / "scripts" / "upstream" / "engines"
 
 
 @pytest.fixture(scope="module")
@@ -28,13 +29,13 @@ def v33():
 @pytest.mark.skipif(not SOURCE.is_dir(), reason="upstream reference data (../shared/upstream) not present")
 def test_committed_data_is_what_the_script_writes():
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), str(SOURCE), "--check"], capture_output=True, text=True, timeout=120
+        [sys.executable, str(SCRIPT), str(SOURCE), str(LOCAL), "--check"], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
 
 
 def test_versions_and_provenance(v19):
-    assert VLLM_VERSIONS == ("0.19.0", "0.33.0")
+    assert VLLM_VERSIONS == ("0.19.0", "0.31.0", "0.33.0")
     assert (v19.engine, v19.version) == ("vllm", "0.19.0")
     assert v19.provenance["source_file"] == "vllm-0.19.0-serve-flags.json"
     assert v19.provenance["git_commit"] == "2a69949bdadf0e8942b7a1619b229cb475beef20"
@@ -43,7 +44,7 @@ def test_versions_and_provenance(v19):
 
 
 def test_unknown_version_lists_the_available_ones():
-    with pytest.raises(ValueError, match=r"0\.19\.0, 0\.33\.0"):
+    with pytest.raises(ValueError, match=r"0\.19\.0, 0\.31\.0, 0\.33\.0"):
         vllm_flags("0.20.0")
 
 

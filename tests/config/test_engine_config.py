@@ -74,8 +74,8 @@ def test_invalid_kubernetes_names_are_reported():
 def test_unknown_engine_flag_suggests_the_nearest_vllm_flag():
     (line,) = problems({"engine": {"extra_args": ["--gpu-memory-utilisation", "0.9"]}})
     assert line == (
-        "workloads[0].engine.extra_args[0]: --gpu-memory-utilisation is not a flag of vLLM 0.19.0"
-        " — did you mean --gpu-memory-utilization?"
+        "workloads[0].engine.extra_args[0]: --gpu-memory-utilisation is not a flag of vLLM 0.31.0"
+        " — did you mean --gpu-memory-utilization or --device-memory-utilization?"
     )
 
 
@@ -103,7 +103,7 @@ def test_engine_flags_of_a_custom_image_are_not_checked():
 
 
 def test_known_engine_flags_pass_and_name_the_checked_version():
-    engine = {"extra_args": ["--enforce-eager", "--max_num_partial_prefills=2", "--compilation-config.mode", "3"]}
+    engine = {"extra_args": ["--enforce-eager", "--max_logprobs=5", "--compilation-config.mode", "3"]}
     config = parse_config(
         {
             "compute": POOLS,
@@ -111,7 +111,7 @@ def test_known_engine_flags_pass_and_name_the_checked_version():
         }
     )
     assert config.workloads[0].engine.flags_version is None  # no explicit image: the platform checks
-    assert config.workloads[0].flags_version(config.pool("gpu").accelerator) == "0.19.0"
+    assert config.workloads[0].flags_version(config.pool("gpu").accelerator) == "0.31.0"
 
 
 def test_other_spellings_of_managed_flags_are_refused():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config import parse_config
 from inferstack.plan import resolve
 from tests.stacks.test_workloads import container, pod_spec
@@ -48,7 +49,7 @@ def test_workload_roles_identities_and_storage_access():
     qwen, llama = resolve(parse_config(CONFIG)).workloads
     assert qwen.path == "workloads[0]" and qwen.server.pod.requests["nvidia.com/gpu"] == "4"
     assert qwen.server.service_account == "qwen" and qwen.server.reads_bucket and qwen.writes_bucket
-    assert qwen.image == "vllm/vllm-openai:v0.19.0" and "consolidated*.safetensors" in qwen.models[0].sync_excludes
+    assert qwen.image == ENGINE_IMAGES["vllm-gpu"] and "consolidated*.safetensors" in qwen.models[0].sync_excludes
     assert (
         llama.image.startswith("public.ecr.aws/neuron/") and llama.server.pod.requests["aws.amazon.com/neuron"] == "4"
     )

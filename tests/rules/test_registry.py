@@ -104,6 +104,7 @@ KSERVE = {
 KNATIVE = {"cluster": {"knative_serving": {"podspec_features_enabled": True}}}
 #: A vLLM image with the EFA stack (libfabric + aws-ofi-nccl), built by the user.
 EFA_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm-efa:v0.19.0"
+UPSTREAM_IMAGE = "vllm/vllm-openai:v0.31.0"
 #: Rules whose findings are warnings (printed, synth goes on); every other rule's findings here are errors.
 WARNING_RULES = frozenset(
     {
@@ -327,7 +328,7 @@ CASES: dict[str, tuple[dict, dict]] = {
     ),
     "MULTINODE-EFA-IMAGE": case(
         merge({"compute": {"node_groups": [P5_EFA_GROUP]}}, workload(**MULTINODE_P5)),
-        {},
+        workload(engine={"image": UPSTREAM_IMAGE}),  # upstream vLLM: no aws-ofi-nccl
         workload(engine={"image": EFA_IMAGE}),
     ),
     # Ray Serve LLM

@@ -188,7 +188,7 @@ def problems(**workload: object) -> list[str]:
         ),
         ({"image": "rayproject/ray-llm:2.58.0-py312-cu128"}, "workloads[0].ray_version", "required"),
         (
-            {"image": "rayproject/ray-llm:2.58.0-py312-cu128", "ray_version": "2.58.0"},
+            {"image": "rayproject/ray-llm:2.56.0-py312-cu130", "ray_version": "2.56.0"},
             "workloads[0].ray_version",
             "2.52.0",
         ),
