@@ -257,7 +257,7 @@ ENGINE_VLLM_VERSIONS: dict[str, str] = {
     "triton-vllm": "0.31.0",
 }
 #: Ray release inside each Ray image (its Serve LLM config fields are checked against it).
-ENGINE_RAY_VERSIONS: dict[str, str] = {"ray-llm": "2.52.0"}
+ENGINE_RAY_VERSIONS: dict[str, str] = {"ray-llm": "2.58.0"}
 #: Neuron device families the ``vllm-neuron`` image serves (vllm-neuron 0.5 / NxD Inference).
 NEURON_SERVING_DEVICES: frozenset[str] = frozenset({"Inferentia2", "Trainium"})
 
@@ -279,12 +279,13 @@ ENGINE_IMAGES: dict[str, str] = {
     # arguments). The last DLC for inf2/trn1: SDK 2.32.0's release notes say it is no longer published, and the
     # 2.32+ plugin (vllm-neuron 0.24) serves Trn2/Trn3 only. vLLM 0.16 has no --shutdown-timeout (added in 0.18).
     "vllm-neuron": "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.16.0-neuronx-py312-sdk2.31.1-ubuntu24.04",
-    # Ray Serve LLM (kind ray_serve): the image KubeRay v1.7.0's LLM samples run (ray-operator/config/samples/
-    # ray-service.llm-serve.yaml, rayVersion 2.52.0); Ray 2.52.0 is the release whose Serve LLM fields are vendored
-    # (engine_flag_data/ray-serve-llm-2.52.0.json). Its vLLM is >= 0.11.0 by ray[llm]'s pin — the exact version in the
-    # image was not read (?). It runs as the image's user ray (uid 1000). The AWS Ray LLM DLC (Ray 2.58, vLLM 0.26,
-    # with EFA + aws-ofi-nccl) is the alternative; no Ray 2.58 field list is vendored, so it is not the default.
-    "ray-llm": "rayproject/ray-llm:2.52.0-py311-cu128",
+    # Ray Serve LLM (kind ray_serve): Ray 2.58.0, the newest rayproject/ray-llm tag confirmed (Ray 2.60 has no
+    # confirmed ray-llm image); ray[llm]==2.58.0 pins vllm[audio]==0.26.0 (wheel metadata), CUDA 13.0 (driver ≥ 580,
+    # see vllm-gpu), Python 3.12. Its Serve LLM fields are vendored (engine_flag_data/ray-serve-llm-2.58.0.json).
+    # rayproject images run as user ray (uid 1000). The AWS Ray LLM DLC (ray:serve-llm-cuda-v1.0: Ray 2.58, vLLM
+    # 0.26, EFA + aws-ofi-nccl, Python 3.13) is not the default: its USER is not confirmed (no USER in its
+    # Dockerfile; the base image's not read) and inferstack runs Ray pods as uid 1000.
+    "ray-llm": "rayproject/ray-llm:2.58.0-py312-cu130",
     # NVIDIA Dynamo 1.4.0 (GA 2026-08-14; ../shared/facts/serving-apis.md §2.1): the vLLM runtime (vLLM 0.26.0 with
     # the Run:ai streamer: pyproject.toml vllm[flashinfer,runai,otel]==0.26.0; user dynamo, uid 1000, gid 0;
     # ENTRYPOINT []), its EFA build (libfabric + aws-ofi-nccl; sets no FI_* variables) and the frontend. Public on

@@ -173,7 +173,7 @@ class RayServeWorkloadConfig(WorkloadBase):
     upgrade_strategy: UpgradeStrategy = UpgradeStrategy.NEW_CLUSTER
     """Default ``NewCluster`` (zero downtime, briefly doubles the GPUs on cluster changes)."""
     image: str | None = None
-    """Ray image, pinned. Default: the catalog's ``rayproject/ray-llm`` (Ray 2.52.0)."""
+    """Ray image, pinned. Default: the catalog's ``rayproject/ray-llm`` (Ray 2.58.0)."""
     ray_version: str | None = None
     """The Ray release in ``image`` (KubeRay's ``rayVersion``; the Serve config is checked against its fields).
     Required with ``image``; one of the vendored releases."""
@@ -264,8 +264,8 @@ class RayServeWorkloadConfig(WorkloadBase):
             if served.model.source.type is ModelSourceType.S3:
                 raise PydanticCustomError(
                     "ray_s3",
-                    "s3 streams with the Run:ai streamer, which the ray-llm image does not carry (ray[llm] 2.52 does "
-                    "not depend on runai-model-streamer) — use s3_mount (Mountpoint) or fsx",
+                    "s3 streams with the Run:ai streamer, which the ray-llm image does not carry (ray[llm] 2.58 "
+                    "requires vllm[audio], without the runai extra) — use s3_mount (Mountpoint) or fsx",
                     {"field": f"models[{index}].model.source.type"},
                 )
         downloads = [i for i, m in enumerate(self.models) if m.model.source.type is ModelSourceType.HF]

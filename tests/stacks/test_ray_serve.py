@@ -283,7 +283,7 @@ def test_the_chart_checks_what_it_renders(monkeypatch):
     (resolved,) = resolve(parse_config(data)).workloads
     original = ray_serve.llm_config
     monkeypatch.setattr(ray_serve, "llm_config", lambda *a, **k: {**original(*a, **k), "num_replicas": 2})
-    with pytest.raises(ray_serve.RayServeConfigError, match=r"num_replicas: not a field of Ray 2\.52\.0 LLMConfig"):
+    with pytest.raises(ray_serve.RayServeConfigError, match=r"num_replicas: not a field of Ray 2\.58\.0 LLMConfig"):
         ray_serve.RayServeChart(cdk8s.App(), "c", resolved, StorageRefs(region="us-east-1", bucket="b"))
 
 
