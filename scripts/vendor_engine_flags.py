@@ -22,9 +22,10 @@ records the source file (name and sha256), the upstream version, wheel sha256 an
 
 Output is deterministic: sorted keys, flags sorted by name, one flag per line, a trailing newline.
 
-Usage: ``python scripts/vendor_engine_flags.py [SOURCE_DIR ...] [--out DIR] [--check]``. ``SOURCE_DIR`` defaults to
-``../shared/upstream/engines`` and ``scripts/upstream/engines`` (dumps made here, same method), ``--out`` to the package data folder. ``--check``
-writes nothing and exits 1 if the files in ``--out`` differ from what would be written (or are missing or stale).
+Usage: ``python scripts/vendor_engine_flags.py [SOURCE_DIR ...] [--out DIR] [--check]``. ``SOURCE_DIR`` defaults
+to ``../shared/upstream/engines`` and ``scripts/upstream/engines`` (dumps made here, the same method), ``--out`` to
+the package data folder. ``--check`` writes nothing and exits 1 if the files in ``--out`` differ from what would be
+written (or are missing or stale).
 """
 
 from __future__ import annotations
