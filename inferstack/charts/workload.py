@@ -14,11 +14,13 @@ from constructs import Construct
 
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
+from inferstack.charts.observability import served_workload
 from inferstack.charts.overrides import apply_overrides
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
 from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
+from inferstack.constructs.observability import ServingAlerts
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
 from inferstack.plan import ResolvedModel, ResolvedWorkload
 
@@ -113,6 +115,9 @@ class WorkloadChart(cdk8s.Chart):
         for model in resolved.models:
             self._sync(resolved, model, refs)
         self.serve(resolved, refs)
+        served = served_workload(resolved)
+        if served is not None:
+            ServingAlerts(self, "alerts", served)
         apply_overrides(self, workload.overrides, f"{resolved.path}.overrides", kubernetes_version)
 
     def _model(self, resolved: ResolvedWorkload, resolved_model: ResolvedModel, refs: StorageRefs) -> ModelLoading:

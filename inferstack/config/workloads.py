@@ -13,6 +13,7 @@ from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.models import MODELS, ModelArchitecture, near_model_ids
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.aibrix import AibrixConfig
+from inferstack.config.alerts import AlertTargets
 from inferstack.config.base import StrictModel
 from inferstack.config.engine import (
     AutoscalingConfig,
@@ -228,7 +229,10 @@ class WorkloadBase(StrictModel):
     startup_timeout_seconds: int | None = Field(default=None, ge=60)
     """How long the startup probe waits for the model to load. Default: estimated from model size and source."""
     monitoring: bool = True
-    """A PodMonitor for Prometheus (the engine's ``/metrics``). Default on."""
+    """A PodMonitor for Prometheus (the engine's ``/metrics``), and for vLLM, Ray Serve LLM and NIM its alerts and
+    dashboard rows. Default on."""
+    alerts: AlertTargets | None = None
+    """This workload's alert targets. Default: ``observability.alerts``."""
     expected_requests_per_day: int | None = Field(default=None, ge=1, le=10**10)
     """The traffic you expect, requests per day: ``plan`` then prices 1,000 requests. Default: not stated."""
     overrides: dict[OverrideTarget, dict[str, Any]] = Field(default_factory=dict)

@@ -12,6 +12,10 @@ from inferstack.constructs.custom_resource import CustomResource
 
 #: How often Prometheus scrapes an engine.
 SCRAPE_INTERVAL = "15s"
+#: Pod labels copied onto every scraped series (``app.kubernetes.io/name`` → ``app_kubernetes_io_name``): the
+#: dashboards and alerts select a workload's series by it.
+POD_TARGET_LABELS = ("app.kubernetes.io/name",)
+WORKLOAD_SERIES_LABEL = "app_kubernetes_io_name"
 
 
 def pod_monitor(
@@ -26,7 +30,8 @@ def pod_monitor(
     path: str = "/metrics",
 ) -> CustomResource:
     """A PodMonitor scraping ``path`` on ``port`` (a port name, or a number for pods that declare none) of the pods
-    ``selector`` (a LabelSelector) matches. Default path ``/metrics``."""
+    ``selector`` (a LabelSelector) matches, with :data:`POD_TARGET_LABELS` on every series. Default path
+    ``/metrics``."""
     endpoint = {"port": port} if isinstance(port, str) else {"portNumber": port}
     return CustomResource(
         scope,
@@ -37,6 +42,7 @@ def pod_monitor(
             "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
             "spec": {
                 "selector": dict(selector),
+                "podTargetLabels": list(POD_TARGET_LABELS),
                 "podMetricsEndpoints": [{**endpoint, "path": path, "interval": SCRAPE_INTERVAL}],
             },
         },

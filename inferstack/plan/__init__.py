@@ -10,11 +10,12 @@ what those functions share.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
+from inferstack.config.alerts import AlertTargets
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.kinds import kind_of, load
 from inferstack.config.model import InferstackConfig
@@ -111,6 +112,8 @@ class ResolvedWorkload:
     """Operators whose custom resources its objects are (``prometheus``, ``keda``, ``lws``…)."""
     details: Any = None
     """What the kind's plan decided beyond roles (e.g. a gateway's resolved backends). Default none."""
+    alerts: AlertTargets = field(default_factory=AlertTargets)
+    """Its alert targets: its own ``alerts``, else ``observability.alerts``."""
 
     @property
     def kind(self) -> str:
@@ -227,6 +230,7 @@ def workload_plan(
         writer_service_account=sync_service_account(workload),
         operators=frozenset(needed),
         details=details,
+        alerts=workload.alerts or config.observability.alerts,
     )
 
 

@@ -86,7 +86,8 @@ def add_ebs_csi_addon(scope: Construct, cluster: eks.ICluster) -> eks.Addon:
 
 
 def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
-    """kube-prometheus-stack values: Prometheus selects every PodMonitor/ServiceMonitor, keeps
+    """kube-prometheus-stack values: Prometheus selects every PodMonitor/ServiceMonitor/PrometheusRule, Grafana
+    (``grafana``) loads the dashboard ConfigMaps, Prometheus keeps
     ``prometheus_retention_days`` on a ``prometheus_storage_gib`` gp3 volume; operator, kube-state-metrics and the
     CRD upgrade Job on the system nodes."""
     return {
@@ -98,7 +99,10 @@ def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
                 "nodeSelector": SYSTEM_NODES,
             },
         },
-        "grafana": {"enabled": False},
+        # Grafana with its dashboard sidecar (chart defaults: label grafana_dashboard "1", every namespace); the admin
+        # password is the grafana chart's generated one (88.5.3 sets none). The grafana subchart's own values are not
+        # vendored, so nothing else of it is set.
+        "grafana": {"enabled": config.grafana},
         "alertmanager": {"enabled": False},
         "prometheusOperator": {"nodeSelector": SYSTEM_NODES},
         "kube-state-metrics": {"nodeSelector": SYSTEM_NODES},
@@ -110,6 +114,7 @@ def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
                 "retentionSize": f"{int(config.prometheus_storage_gib * 0.85)}GB",
                 "podMonitorSelectorNilUsesHelmValues": False,
                 "serviceMonitorSelectorNilUsesHelmValues": False,
+                "ruleSelectorNilUsesHelmValues": False,
                 "storageSpec": {
                     "volumeClaimTemplate": {
                         "spec": {

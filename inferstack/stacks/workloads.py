@@ -21,6 +21,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from inferstack.charts.network_policies import NetworkPoliciesChart
+from inferstack.charts.observability import ObservabilityChart, served_workloads
 from inferstack.charts.platform_base import PlatformBaseChart
 from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart
 from inferstack.config.kinds import kind_of, load
@@ -145,6 +146,7 @@ class WorkloadsStack(cdk.Stack):
                 for dependency in self.namespaces:
                     manifest.node.add_dependency(dependency)
             self._install_operators()
+            self._observability()
         else:
             self.namespaces = primary.namespaces
             self.operators = primary.operators
@@ -171,6 +173,22 @@ class WorkloadsStack(cdk.Stack):
             chart = WORKLOAD_OPERATORS[name](self, self.cluster, self.config)
             if chart is not None:
                 self.operators[name] = chart
+
+    def _observability(self) -> None:
+        """The Grafana dashboards (with ``observability.grafana``), once kube-prometheus-stack made their namespace."""
+        served = served_workloads(self.config)
+        if not served:
+            return
+        observability = self.config.observability
+        if not (observability.grafana and observability.install_prometheus_stack):
+            return
+        chart = ObservabilityChart(cdk8s.App(), "dashboards", served, observability.alerts)
+        manifest = add_chart_manifest(self, "Dashboards", self.cluster, chart)
+        for dependency in (
+            *self.namespaces,
+            *([self.operators["prometheus"]] if "prometheus" in self.operators else []),
+        ):
+            manifest.node.add_dependency(dependency)
 
     def _associate(self, workload: ResolvedWorkload, service_account: str, role: iam.IRole) -> None:
         eks.CfnPodIdentityAssociation(

@@ -7,9 +7,12 @@ from __future__ import annotations
 import kubernetes_validate
 
 from inferstack.catalog.crds import is_custom_resource, validate_custom_resource
+from inferstack.constructs.observability import prometheus_rule_problems
 
 
 def _problems(obj: dict, kubernetes_version: str) -> list[str]:
+    if (obj["apiVersion"], obj["kind"]) == ("monitoring.coreos.com/v1", "PrometheusRule"):
+        return prometheus_rule_problems(obj)  # its CRD is not vendored in ../shared/crds: the construct's own check
     if is_custom_resource(obj["apiVersion"], obj["kind"]):
         return validate_custom_resource(obj)
     try:
