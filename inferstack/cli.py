@@ -1,11 +1,12 @@
-"""Command line: ``python -m inferstack.cli {summary,schema,check,plan,preflight}``.
+"""Command line: ``python -m inferstack.cli {summary,schema,check,plan,preflight,bench}``.
 
 * ``summary [CDK_OUT]`` — stacks, resources, Kubernetes objects and Helm charts in a synthesized cloud assembly;
 * ``schema`` — the JSON Schema of the config (for editors) on stdout;
 * ``check [CONFIG]`` — validate a config and run every rule, without synthesizing;
 * ``plan [CONFIG]`` — per workload: accelerator, TP/PP, weights, KV budget, tokens, concurrency, verdict;
 * ``preflight [CONFIG]`` — the real account (read-only, the caller's credentials): quotas, offerings, EFA,
-  reservations, the model bucket, the EKS version.
+  reservations, the model bucket, the EKS version;
+* ``bench NAME [CONFIG]`` — the ``kubectl`` command that starts one run of workload NAME's benchmark Job.
 """
 
 from __future__ import annotations
@@ -132,6 +133,45 @@ def _plan(config_path: str) -> int:
     return 0
 
 
+def _bench(name: str, config_path: str) -> int:
+    """Print the command that starts one run of workload ``name``'s benchmark, and where its results land."""
+    from inferstack.plan.bench import BenchError, resolve_bench
+
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    matches = [w for w in config.workloads if w.name == name]
+    if not matches:
+        names = ", ".join(sorted(w.name for w in config.workloads)) or "none"
+        print(f"{config_path}: no workload {name!r} — workloads: {names}", file=sys.stderr)
+        return 1
+    for workload in matches:
+        index = config.workloads.index(workload)
+        try:
+            bench = resolve_bench(workload)
+        except BenchError as problem:
+            print(f"workloads[{index}].{problem.field}: {problem} — {problem.fix}", file=sys.stderr)
+            return 1
+        if bench is None:
+            print(
+                f"workloads[{index}].bench: {name!r} has no bench — add one (concurrency, input_tokens…)",
+                file=sys.stderr,
+            )
+            return 1
+        from inferstack.constructs.bench import run_command
+
+        load = bench.config
+        print(
+            f"# {name}: vllm bench serve → {bench.base_url}{bench.endpoint} (model {bench.model}), {load.num_prompts}"
+        )
+        print(f"# prompts of {load.input_tokens} → {load.output_tokens} tokens, {load.concurrency} in flight")
+        print(run_command(name, workload.namespace))
+        print(f"# results: s3://<model bucket>/{bench.results_prefix}<UTC time>/result.json")
+    return 0
+
+
 def _check(config_path: str) -> int:
     from inferstack.rules import evaluate
 
@@ -208,7 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     preflight.add_argument(
         "--prices", action="store_true", help="also compare the vendored prices with the Pricing API"
     )
+    bench = sub.add_parser("bench", help="print the command that runs a workload's benchmark Job")
+    bench.add_argument("name", help="the workload's name")
+    bench.add_argument("config", nargs="?", default="inferstack.yaml")
     args = parser.parse_args(argv)
+    if args.command == "bench":
+        return _bench(args.name, args.config)
     if args.command == "preflight":
         return _preflight(args.config, args.region, prices=args.prices)
     if args.command == "summary":

@@ -146,3 +146,9 @@ def kserve_app() -> Synthesized:
 def gateway_app() -> Synthesized:
     """examples/litellm-gateway.yaml: LiteLLM over a vLLM and an SGLang workload, an OpenAI fallback, Postgres."""
     return _example("litellm-gateway")
+
+
+@pytest.fixture(scope="session")
+def bench_app() -> Synthesized:
+    """examples/bench-ministral.yaml: the default platform with a benchmark Job template."""
+    return _example("bench-ministral")

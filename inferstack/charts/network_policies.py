@@ -9,6 +9,7 @@ import cdk8s
 from constructs import Construct
 
 from inferstack.constructs.network_policy import NetworkPolicy, NetworkPolicyProps, PolicyPeer
+from inferstack.plan.bench import BENCH_COMPONENT
 from inferstack.plan.network import COMPONENT_LABEL, MODEL_SYNC, NEURON_COMPILE, NamespaceFlows, Peer
 
 LABELS = {"app.kubernetes.io/part-of": "inferstack"}
@@ -54,7 +55,7 @@ class NetworkPoliciesChart(cdk8s.Chart):
                         name=NAMESPACE_EGRESS,
                         namespace=ns,
                         pods={},
-                        excluded={COMPONENT_LABEL: (MODEL_SYNC, NEURON_COMPILE)},
+                        excluded={COMPONENT_LABEL: (MODEL_SYNC, NEURON_COMPILE, BENCH_COMPONENT)},
                         egress=(PolicyPeer(namespace=ns),),
                         labels=LABELS,
                     ),

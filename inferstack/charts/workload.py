@@ -18,11 +18,13 @@ from inferstack.charts.observability import served_workload
 from inferstack.charts.overrides import apply_overrides
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
+from inferstack.constructs.bench import BenchJob, BenchJobProps, BenchLoad
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
 from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
 from inferstack.constructs.observability import ServingAlerts
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
 from inferstack.plan import ResolvedModel, ResolvedWorkload
+from inferstack.plan.bench import ResolvedBench
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,7 +120,45 @@ class WorkloadChart(cdk8s.Chart):
         served = served_workload(resolved)
         if served is not None:
             ServingAlerts(self, "alerts", served)
+        if resolved.bench is not None and refs.bucket:
+            self._bench(resolved, resolved.bench, refs.bucket, labels)
         apply_overrides(self, workload.overrides, f"{resolved.path}.overrides", kubernetes_version)
+
+    def _bench(self, resolved: ResolvedWorkload, bench: ResolvedBench, bucket: str, labels: dict[str, str]) -> None:
+        k8s.KubeServiceAccount(
+            self,
+            "bench-sa",
+            metadata=k8s.ObjectMeta(name=bench.service_account, namespace=resolved.namespace, labels=labels),
+            automount_service_account_token=False,
+        )
+        load = bench.config
+        BenchJob(
+            self,
+            "bench",
+            BenchJobProps(
+                name=resolved.name,
+                namespace=resolved.namespace,
+                base_url=bench.base_url,
+                endpoint=bench.endpoint,
+                model=bench.model,
+                load=BenchLoad(
+                    concurrency=load.concurrency,
+                    input_tokens=load.input_tokens,
+                    output_tokens=load.output_tokens,
+                    num_prompts=load.num_prompts,
+                    request_rate=load.request_rate,
+                ),
+                service_account=bench.service_account,
+                bucket=bucket,
+                model_prefix=bench.model_prefix,
+                results_prefix=bench.results_prefix,
+                tokenizer=bench.tokenizer,
+                tokenizer_mode=bench.tokenizer_mode,
+                hf_token_secret=bench.hf_token_secret,
+                node_selector={POOL_LABEL: SYSTEM_POOL},
+                timeout_seconds=load.timeout_minutes * 60,
+            ),
+        )
 
     def _model(self, resolved: ResolvedWorkload, resolved_model: ResolvedModel, refs: StorageRefs) -> ModelLoading:
         """The model's volume (Mountpoint / FSx PV+PVC); returns how the engine reads it."""

@@ -19,8 +19,9 @@ def _numeric(model: type[BaseModel], key: Any) -> bool:
     field = model.model_fields.get(key) if isinstance(key, str) else None
     if field is None:
         return False
-    kinds = set(typing.get_args(field.annotation)) or {field.annotation}
-    return bool(kinds & {int, float}) and bool not in kinds
+    # a list, not a set: the arguments of an annotated union (a discriminator's metadata) need not be hashable
+    kinds = list(typing.get_args(field.annotation)) or [field.annotation]
+    return any(kind in (int, float) for kind in kinds) and bool not in kinds
 
 
 def _too_big(value: Any) -> bool:

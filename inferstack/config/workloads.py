@@ -15,6 +15,7 @@ from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.aibrix import AibrixConfig
 from inferstack.config.alerts import AlertTargets
 from inferstack.config.base import StrictModel
+from inferstack.config.bench import BenchConfig
 from inferstack.config.engine import (
     AutoscalingConfig,
     ResourcesConfig,
@@ -233,6 +234,9 @@ class WorkloadBase(StrictModel):
     dashboard rows. Default on."""
     alerts: AlertTargets | None = None
     """This workload's alert targets. Default: ``observability.alerts``."""
+    bench: BenchConfig | None = None
+    """A benchmark Job template against this workload's endpoint (``python -m inferstack.cli bench NAME`` runs it).
+    Default none."""
     expected_requests_per_day: int | None = Field(default=None, ge=1, le=10**10)
     """The traffic you expect, requests per day: ``plan`` then prices 1,000 requests. Default: not stated."""
     overrides: dict[OverrideTarget, dict[str, Any]] = Field(default_factory=dict)

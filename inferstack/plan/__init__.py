@@ -20,6 +20,7 @@ from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolC
 from inferstack.config.kinds import kind_of, load
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelConfig, WorkloadBase
+from inferstack.plan.bench import BenchError, ResolvedBench, resolve_bench
 from inferstack.plan.names import (
     needs_reader,
     needs_sync,
@@ -114,6 +115,8 @@ class ResolvedWorkload:
     """What the kind's plan decided beyond roles (e.g. a gateway's resolved backends). Default none."""
     alerts: AlertTargets = field(default_factory=AlertTargets)
     """Its alert targets: its own ``alerts``, else ``observability.alerts``."""
+    bench: ResolvedBench | None = None
+    """Its benchmark Job (None without ``bench``, or when BENCH-TARGET refuses it)."""
 
     @property
     def kind(self) -> str:
@@ -231,7 +234,15 @@ def workload_plan(
         operators=frozenset(needed),
         details=details,
         alerts=workload.alerts or config.observability.alerts,
+        bench=_bench(workload),
     )
+
+
+def _bench(workload: WorkloadBase) -> ResolvedBench | None:
+    try:
+        return resolve_bench(workload)
+    except BenchError:
+        return None  # BENCH-TARGET reports it
 
 
 def server_role(

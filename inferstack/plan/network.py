@@ -27,6 +27,7 @@ from inferstack.config.litellm import DatabaseMode, LiteLLMWorkloadConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelSourceType, VllmWorkloadConfig
 from inferstack.plan import ResolvedPlatform, ResolvedWorkload, resolve
+from inferstack.plan.bench import bench_pods
 from inferstack.plan.names import namespaces_to_create
 
 NAME_LABEL = "app.kubernetes.io/name"
@@ -145,6 +146,8 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
     ingress += [Peer(namespace=g.namespace, pods=workload_pods(g)) for g in gateways]
     if workload.config.monitoring:
         ingress.append(Peer(namespace=PROMETHEUS_NAMESPACE, pods=PROMETHEUS_POD))
+    if workload.bench is not None:
+        ingress.append(Peer(namespace=workload.namespace, pods=bench_pods(workload.name)))
     egress = [self_peer]
     if workload.readers:
         egress.append(Peer(cidr=POD_IDENTITY_AGENT, ports=(80,)))
@@ -164,6 +167,21 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
         pods=own,
         ingress=_unique(ingress),
         egress=_unique(egress),
+    )
+
+
+def _bench_flows(workload: ResolvedWorkload) -> WorkloadFlows:
+    """A benchmark's pods: nothing comes in; out to the workload it loads, the Pod Identity agent and S3."""
+    return WorkloadFlows(
+        name=f"{workload.name}-bench",
+        namespace=workload.namespace,
+        pods=bench_pods(workload.name),
+        ingress=(),
+        egress=(
+            Peer(namespace=workload.namespace, pods=workload_pods(workload)),
+            Peer(cidr=POD_IDENTITY_AGENT, ports=(80,)),
+            Peer(cidr=ANYWHERE, ports=(HTTPS,)),
+        ),
     )
 
 
@@ -190,6 +208,7 @@ def network_flows(config: InferstackConfig) -> tuple[NamespaceFlows, ...]:
     for namespace in sorted(owned):
         workloads = [w for w in platform.workloads if w.namespace == namespace]
         flows = tuple(_flows(platform, w, routed.get((w.namespace, w.name), [])) for w in workloads)
+        flows += tuple(_bench_flows(w) for w in workloads if w.bench is not None)
         batch = [MODEL_SYNC] if any(w.sync for w in workloads) else []
         if any(w.writes_bucket and w.pool.accelerator is AcceleratorKind.NEURON for w in workloads):
             batch.append(NEURON_COMPILE)

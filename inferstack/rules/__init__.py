@@ -13,6 +13,7 @@ from inferstack.config.model import InferstackConfig
 from inferstack.rules import (
     ami,
     autoscaling,
+    bench,
     efa,
     eks_endpoint,
     eks_logging,
@@ -36,6 +37,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     *storage.RULES,
     *autoscaling.RULES,
     secrets.RULE,
+    *bench.RULES,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 

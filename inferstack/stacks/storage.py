@@ -56,6 +56,8 @@ class WorkloadRoles:
 
     reader: iam.Role | None = None
     sync: iam.Role | None = None
+    bench: iam.Role | None = None
+    """The benchmark Job: writes its results prefix, reads the model prefix's tokenizer."""
 
 
 def pod_identity_role(scope: Construct, construct_id: str, description: str) -> iam.Role:
@@ -213,6 +215,24 @@ class StorageStack(cdk.Stack):
             for prefix in prefixes:
                 self._grant(roles.reader, prefix, READ_OBJECT, ["kms:Decrypt"], bucket, bucket_key)
             acknowledge(roles.reader, "IAM5", PREFIX_WILDCARD, objects)
+        if resolved.bench is not None:
+            bench = resolved.bench
+            roles.bench = pod_identity_role(
+                scope, f"Bench-{key}", f"Benchmark of {key}: results to {bench.results_prefix}"
+            )
+            self._grant(
+                roles.bench,
+                bench.results_prefix,
+                WRITE_OBJECT,
+                ["kms:Decrypt", "kms:GenerateDataKey"],
+                bucket,
+                bucket_key,
+            )
+            readable = [bench.results_prefix]
+            if bench.model_prefix is not None:  # its tokenizer files
+                self._grant(roles.bench, bench.model_prefix, READ_OBJECT, ["kms:Decrypt"], bucket, bucket_key)
+                readable.append(bench.model_prefix)
+            acknowledge(roles.bench, "IAM5", PREFIX_WILDCARD, tuple(f"Resource::{arn}/{p}*" for p in readable))
         if resolved.writes_bucket:
             roles.sync = pod_identity_role(scope, f"Sync-{key}", f"Writes s3 prefix {shown} for the sync of {key}")
             for prefix in prefixes:

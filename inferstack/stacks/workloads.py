@@ -209,3 +209,5 @@ class WorkloadsStack(cdk.Stack):
                 self._associate(workload, account, roles.reader)
         if roles.sync is not None:
             self._associate(workload, workload.writer_service_account, roles.sync)
+        if roles.bench is not None and workload.bench is not None:
+            self._associate(workload, workload.bench.service_account, roles.bench)

@@ -108,3 +108,9 @@ def test_logs_turned_off_on_purpose_synthesize_with_cdk_nag(change, synth_config
 def test_a_yaml_boolean_is_not_read_as_a_number(path, change):
     found = problems(default_with(change))
     assert "is a boolean — this field is a number" in found[path]
+
+
+def test_a_boolean_for_the_workload_list_is_a_named_error():
+    """Found by the property gate: ``workloads: true`` hashed the union's annotation arguments (TypeError)."""
+    with pytest.raises(ConfigError, match=r"workloads"):
+        parse_config({"workloads": True})

@@ -281,6 +281,16 @@ CASES: dict[str, tuple[dict, dict]] = {
         workload(startup_timeout_seconds=60),
         workload(startup_timeout_seconds=600),
     ),
+    "BENCH-TARGET": case(
+        workload(bench={}),
+        workload(model={"source": {"type": "image", "image": "registry.example/qwen:1", "path": "/models/qwen"}}),
+        workload(model={"source": {"type": "s3"}}),
+    ),
+    "BENCH-BUCKET": case(
+        workload(bench={}, model={"source": {"type": "hf"}}),
+        {"storage": {"model_bucket": None}},
+        {},
+    ),
     "NEURON-STACK": case(
         workload(**ON_INF2),
         workload(engine={"kv_cache_dtype": "fp8"}),
@@ -664,6 +674,8 @@ def test_only_rules_the_platform_cannot_be_built_without_refuse_acknowledgement(
         "EFA-UNSUPPORTED",
         "MODEL-SOURCE-BACKEND",
         "SECRET-INLINE",
+        "BENCH-TARGET",
+        "BENCH-BUCKET",
         "NEURON-ARTIFACTS",
         "AIBRIX-CONTROL-PLANE",
         "MULTINODE-ACCELERATOR",

@@ -1,0 +1,237 @@
+"""BenchJob: a suspended CronJob whose Job template benchmarks one OpenAI-compatible endpoint with ``vllm bench
+serve`` (the pinned vLLM image) and uploads vLLM's result JSON to the model bucket.
+
+``kubectl create job --from=cronjob/<name>-bench …`` starts a run (``python -m inferstack.cli bench NAME`` prints
+it); the CronJob itself never fires (``suspend: true``). The pod, in order:
+
+1. ``tokenizer`` (aws-cli): copies the tokenizer files of the model's bucket prefix (``vllm bench serve``'s random
+   dataset tokenizes its prompts locally); skipped for a Hugging Face tokenizer id;
+2. ``bench`` (vLLM): ``vllm bench serve`` against the Service, results into ``/results``;
+3. ``upload`` (aws-cli): ``/results`` → ``s3://<bucket>/<results prefix><UTC time>/``.
+
+Every value reaches the shell scripts as an environment variable (nothing of the config is interpolated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cdk8s_plus_36 import k8s
+from constructs import Construct
+
+from inferstack.catalog.versions import ENGINE_IMAGES
+from inferstack.constructs import validation as check
+from inferstack.constructs.batch import BATCH_PRIORITY_CLASS, hardened
+
+BENCH_COMPONENT = "bench"
+#: Label naming the workload a bench pod targets (its NetworkPolicy lets exactly those pods in).
+TARGET_LABEL = "inferstack.io/bench-target"
+#: A schedule that never comes (February 31st): the CronJob is a template; it is suspended as well.
+NEVER = "0 0 31 2 *"
+RESULTS, TOKENIZER, HOME = "/results", "/tokenizer", "/home/bench"
+#: Files a tokenizer needs (HF tokenizers, sentencepiece, Mistral's tekken, tiktoken), never the weights.
+TOKENIZER_FILES = ("*.json", "tokenizer*", "*.model", "*.tiktoken", "tekken*")
+TOKENIZER_SCRIPT = (
+    'aws s3 sync "s3://$BUCKET/$MODEL_PREFIX" ' + TOKENIZER + ' --exclude "*" '
+    + " ".join(f'--include "{pattern}"' for pattern in TOKENIZER_FILES)
+    + ' --exclude "*/*" --only-show-errors'
+)  # fmt: skip
+UPLOAD_SCRIPT = (
+    'aws s3 cp --recursive ' + RESULTS + ' "s3://$BUCKET/${RESULTS_PREFIX}$(date -u +%Y%m%dT%H%M%SZ)/" '
+    "--only-show-errors"
+)  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchLoad:
+    """The load, in ``vllm bench serve``'s terms."""
+
+    concurrency: int
+    input_tokens: int
+    output_tokens: int
+    num_prompts: int
+    request_rate: float | None = None
+    """Requests/s; None: ``inf``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchJobProps:
+    name: str
+    """Of the workload benchmarked: the CronJob is ``<name>-bench``."""
+    namespace: str
+    base_url: str
+    """``http://<service>.<namespace>.svc.cluster.local:<port>``."""
+    endpoint: str
+    """The completions path, e.g. ``/v1/completions``."""
+    model: str
+    """The served model name sent in each request."""
+    load: BenchLoad
+    service_account: str
+    bucket: str
+    model_prefix: str | None
+    """The model's bucket prefix, whose tokenizer files are copied; None: ``tokenizer`` is a Hugging Face id."""
+    results_prefix: str
+    tokenizer: str | None = None
+    """A Hugging Face id when ``model_prefix`` is None."""
+    tokenizer_mode: str | None = None
+    """``mistral`` for Mistral-format checkpoints. Default: vLLM's."""
+    hf_token_secret: tuple[str, str] | None = None
+    node_selector: Mapping[str, str] | None = None
+    timeout_seconds: int = 3600
+    image: str = ENGINE_IMAGES["vllm-gpu"]
+
+
+def bench_args(props: BenchJobProps) -> list[str]:
+    """The ``vllm bench serve`` arguments."""
+    load = props.load
+    tokenizer = TOKENIZER if props.model_prefix is not None else props.tokenizer
+    args = [
+        "--backend", "openai",
+        "--base-url", props.base_url,
+        "--endpoint", props.endpoint,
+        "--model", props.model,
+        "--tokenizer", str(tokenizer),
+        "--dataset-name", "random",
+        "--random-input-len", str(load.input_tokens),
+        "--random-output-len", str(load.output_tokens),
+        "--num-prompts", str(load.num_prompts),
+        "--max-concurrency", str(load.concurrency),
+        "--request-rate", "inf" if load.request_rate is None else f"{load.request_rate:g}",
+        "--ignore-eos",
+        "--percentile-metrics", "ttft,tpot,itl,e2el",
+        "--metric-percentiles", "50,90,99",
+        "--save-result",
+        "--result-dir", RESULTS,
+        "--result-filename", "result.json",
+    ]  # fmt: skip
+    if props.tokenizer_mode:
+        args += ["--tokenizer-mode", props.tokenizer_mode]
+    return args
+
+
+class BenchJob(Construct):
+    """The suspended CronJob ``<name>-bench`` (see the module docstring)."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: BenchJobProps) -> None:
+        super().__init__(scope, construct_id)
+        owner = f"BenchJob {props.namespace}/{props.name}"
+        check.dns_label(owner, "namespace", props.namespace)
+        if len(props.name) > 52 - len("-bench"):  # a CronJob name leaves room for the Jobs' suffix (52 characters)
+            raise check.PropError(f"{owner}: name {props.name!r} — at most 46 characters for a CronJob <name>-bench")
+        check.pinned_image(owner, "image", props.image)
+        if (props.model_prefix is None) == (props.tokenizer is None):
+            raise check.PropError(f"{owner}: set model_prefix (tokenizer files in the bucket) or tokenizer (an HF id)")
+        if not props.endpoint.startswith("/"):
+            raise check.PropError(f"{owner}: endpoint {props.endpoint!r} — a path such as /v1/completions")
+        labels = {
+            "app.kubernetes.io/component": BENCH_COMPONENT,
+            TARGET_LABEL: props.name,
+            "app.kubernetes.io/part-of": "inferstack",
+        }
+        self.args = bench_args(props)
+        bucket_env = [k8s.EnvVar(name="BUCKET", value=props.bucket)]
+        home = [k8s.EnvVar(name="HOME", value=HOME)]
+        init: list[k8s.Container] = []
+        mounts = [
+            k8s.VolumeMount(name="results", mount_path=RESULTS),
+            k8s.VolumeMount(name="home", mount_path=HOME),
+        ]
+        if props.model_prefix is not None:
+            init.append(
+                k8s.Container(
+                    name="tokenizer",
+                    image=ENGINE_IMAGES["aws-cli"],
+                    command=["sh", "-c", TOKENIZER_SCRIPT],
+                    env=[*bucket_env, *home, k8s.EnvVar(name="MODEL_PREFIX", value=props.model_prefix)],
+                    security_context=hardened(1000, read_only_root_filesystem=True),
+                    resources=_resources("250m", "512Mi"),
+                    volume_mounts=[
+                        k8s.VolumeMount(name="tokenizer", mount_path=TOKENIZER),
+                        k8s.VolumeMount(name="home", mount_path=HOME),
+                    ],
+                )
+            )
+            mounts.append(k8s.VolumeMount(name="tokenizer", mount_path=TOKENIZER, read_only=True))
+        bench_env = [*home, k8s.EnvVar(name="HF_HUB_OFFLINE", value="1" if props.model_prefix is not None else "0")]
+        if props.hf_token_secret is not None:
+            secret, key = props.hf_token_secret
+            bench_env.append(
+                k8s.EnvVar(
+                    name="HF_TOKEN",
+                    value_from=k8s.EnvVarSource(secret_key_ref=k8s.SecretKeySelector(name=secret, key=key)),
+                )
+            )
+        init.append(
+            k8s.Container(
+                name="bench",
+                image=props.image,
+                command=["vllm", "bench", "serve"],
+                args=self.args,
+                env=bench_env,
+                security_context=hardened(1000),
+                resources=_resources("2", "8Gi"),
+                volume_mounts=mounts,
+            )
+        )
+        upload = k8s.Container(
+            name="upload",
+            image=ENGINE_IMAGES["aws-cli"],
+            command=["sh", "-c", UPLOAD_SCRIPT],
+            env=[*bucket_env, *home, k8s.EnvVar(name="RESULTS_PREFIX", value=props.results_prefix)],
+            security_context=hardened(1000, read_only_root_filesystem=True),
+            resources=_resources("250m", "512Mi"),
+            volume_mounts=[
+                k8s.VolumeMount(name="results", mount_path=RESULTS, read_only=True),
+                k8s.VolumeMount(name="home", mount_path=HOME),
+            ],
+        )
+        volumes = [
+            k8s.Volume(name=name, empty_dir=k8s.EmptyDirVolumeSource())
+            for name in ("results", "home", *(["tokenizer"] if props.model_prefix is not None else []))
+        ]
+        pod = k8s.PodSpec(
+            service_account_name=props.service_account,
+            restart_policy="Never",
+            priority_class_name=BATCH_PRIORITY_CLASS,
+            node_selector=dict(props.node_selector) if props.node_selector else None,
+            security_context=k8s.PodSecurityContext(
+                run_as_non_root=True, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault"), fs_group=1000
+            ),
+            init_containers=init,
+            containers=[upload],
+            volumes=volumes,
+        )
+        self.cron_job = k8s.KubeCronJob(
+            self,
+            "cron-job",
+            metadata=k8s.ObjectMeta(name=f"{props.name}-bench", namespace=props.namespace, labels=labels),
+            spec=k8s.CronJobSpec(
+                schedule=NEVER,
+                suspend=True,
+                concurrency_policy="Forbid",
+                successful_jobs_history_limit=3,
+                failed_jobs_history_limit=3,
+                job_template=k8s.JobTemplateSpec(
+                    metadata=k8s.ObjectMeta(labels=labels),
+                    spec=k8s.JobSpec(
+                        backoff_limit=0,
+                        active_deadline_seconds=props.timeout_seconds,
+                        ttl_seconds_after_finished=7 * 24 * 3600,
+                        template=k8s.PodTemplateSpec(metadata=k8s.ObjectMeta(labels=labels), spec=pod),
+                    ),
+                ),
+            ),
+        )
+
+
+def _resources(cpu: str, memory: str) -> k8s.ResourceRequirements:
+    return k8s.ResourceRequirements(
+        requests={"cpu": k8s.Quantity.from_string(cpu), "memory": k8s.Quantity.from_string(memory)},
+        limits={"cpu": k8s.Quantity.from_string(cpu), "memory": k8s.Quantity.from_string(memory)},
+    )
+
+
+def run_command(name: str, namespace: str) -> str:
+    """The command that starts one run of ``<name>-bench``."""
+    return f"kubectl -n {namespace} create job {name}-bench-$(date +%s) --from=cronjob/{name}-bench"
