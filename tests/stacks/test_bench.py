@@ -28,6 +28,7 @@ EXPECTED_ARGS = [
     "--save-result",
     "--result-dir", "/results",
     "--result-filename", "result.json",
+    "--ready-check-timeout-sec", "1800",
     "--tokenizer-mode", "mistral",
 ]  # fmt: skip
 
@@ -108,3 +109,25 @@ def test_the_cli_prints_the_command_that_runs_it(capsys):
 def test_the_cli_names_what_is_wrong(capsys, args, message):
     assert cli.main(args) == 1
     assert message in capsys.readouterr().err
+
+
+def test_every_bench_flag_is_one_of_vllm_0_31_bench_serve(cron):
+    """Against the parser of vLLM 0.31.0's ``vllm bench serve`` (dumped from its wheel, provenance in
+    scripts/upstream/engines/vllm-0.31.0-bench-serve-notes.md), values included (choices)."""
+    import importlib.util
+    from pathlib import Path
+
+    from inferstack.catalog.engine_flags import EngineFlags, _spec_from
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("vendor", root / "scripts" / "vendor_engine_flags.py")
+    vendor = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vendor)
+    version, doc = vendor.build(root / "scripts" / "upstream" / "engines" / "vllm-0.31.0-bench-serve-flags.json")
+    assert version == "0.31.0"
+    flags = EngineFlags(engine="vllm bench serve", version=version,
+                        flags=tuple(_spec_from(n, f) for n, f in doc["flags"].items()))  # fmt: skip
+    args = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["initContainers"][1]["args"]
+    assert flags.parse(args) == []
+    assert flags.bad_choices(args) == []
+    assert flags.spec("--dataset-name").choices and "random" in flags.spec("--dataset-name").choices
