@@ -198,6 +198,10 @@ def kube_scheduler_tag(kubernetes_version: str) -> str:
 
 #: Container images inferstack runs itself, pinned.
 IMAGES: dict[str, str] = {
+    # Log shipping DaemonSet: AWS for Fluent Bit 2.32.5 (Fluent Bit 1.9.10 with AWS's patches), the release that adds
+    # EKS Pod Identity to the C cloudwatch_logs output (aws/aws-for-fluent-bit PR 888, 2025-01-07). The build tag
+    # 2.32.5.20250327 is the one a user's log prints in aws-for-fluent-bit issue 784; newer builds may exist (?).
+    "fluent-bit": "public.ecr.aws/aws-observability/aws-for-fluent-bit:2.32.5.20250327",
     # Model sync Job: Python + pinned huggingface_hub/boto3 (installed at job start, versions below).
     "model-sync": "public.ecr.aws/docker/library/python:3.12.8-slim-bookworm",
     # kube-prometheus-stack's CRD upgrade Job copies its CRDs with busybox (chart default tag "latest"; pinned).

@@ -341,6 +341,11 @@ class ClusterConfig(StrictModel):
         return self
 
 
+#: CloudWatch Logs' retention values, days (PutRetentionPolicy ``retentionInDays``; aws-cdk-lib RetentionDays).
+LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288,
+                      3653)  # fmt: skip
+
+
 class ObservabilityConfig(StrictModel):
     """Operators installed when workloads need their CRDs. Turn one off only if the cluster already runs it."""
 
@@ -384,10 +389,28 @@ class ObservabilityConfig(StrictModel):
     ``kube-prometheus-stack-grafana``, key ``admin-password``). Default on."""
     alerts: AlertTargets = AlertTargets()
     """Targets of every workload's alerts (a workload's own ``alerts`` overrides them). Default: seed 001's."""
+    log_shipping: bool = True
+    """Fluent Bit on every node ships every container's log to the CloudWatch Logs group
+    ``/aws/eks/<cluster>/containers`` (KMS-encrypted, retained when the stack goes). Only on the cluster inferstack
+    creates. Default on."""
+    log_retention_days: int = 30
+    """How long that group keeps events, days: one of CloudWatch Logs' values (1, 3, 5, 7, 14, 30, 60, 90, 120, 150,
+    180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653). Default 30."""
     custom_metrics_adapter: bool = False
     """The cluster runs a custom-metrics adapter (e.g. prometheus-adapter) that serves the pods metric
     ``vllm_num_requests_waiting`` to the HPA. inferstack does not install one; ``autoscaling.kind: hpa`` needs
     this set (rule AUTOSCALING-HPA-ADAPTER). Default off."""
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _retention(cls, days: int) -> int:
+        if days not in LOG_RETENTION_DAYS:
+            raise PydanticCustomError(
+                "log_retention",
+                "not a CloudWatch Logs retention — one of {valid}",
+                {"days": days, "valid": ", ".join(map(str, LOG_RETENTION_DAYS))},
+            )
+        return days
 
 
 class RuleAcknowledgement(StrictModel):

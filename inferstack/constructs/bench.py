@@ -6,7 +6,10 @@ it); the CronJob itself never fires (``suspend: true``). The pod, in order:
 
 1. ``tokenizer`` (aws-cli): copies the tokenizer files of the model's bucket prefix (``vllm bench serve``'s random
    dataset tokenizes its prompts locally); skipped for a Hugging Face tokenizer id;
-2. ``bench`` (vLLM): ``vllm bench serve`` against the Service, results into ``/results``;
+2. ``bench`` (vLLM): ``vllm bench serve`` against the Service (waiting for it to answer), results into
+   ``/results``. The flags are those of vLLM 0.31.0's parser (``scripts/upstream/engines/
+   vllm-0.31.0-bench-serve-flags.json``; tested): ``--model`` is the served name sent in each request and also what
+   is looked up before the ready check, ``--tokenizer`` a local directory (no Hub access with ``HF_HUB_OFFLINE``);
 3. ``upload`` (aws-cli): ``/results`` → ``s3://<bucket>/<results prefix><UTC time>/``.
 
 Every value reaches the shell scripts as an environment variable (nothing of the config is interpolated).
@@ -30,6 +33,9 @@ TARGET_LABEL = "inferstack.io/bench-target"
 #: A schedule that never comes (February 31st): the CronJob is a template; it is suspended as well.
 NEVER = "0 0 31 2 *"
 RESULTS, TOKENIZER, HOME = "/results", "/tokenizer", "/home/bench"
+#: ``vllm bench serve`` retries its first request every 5 s for this long, so a run started while the server is
+#: still loading waits for it (vLLM 0.31.0 benchmarks/serve.py; 0 — its default — would fail at once).
+READY_TIMEOUT_SECONDS = 1800
 #: Files a tokenizer needs (HF tokenizers, sentencepiece, Mistral's tekken, tiktoken), never the weights.
 TOKENIZER_FILES = ("*.json", "tokenizer*", "*.model", "*.tiktoken", "tekken*")
 TOKENIZER_SCRIPT = (
@@ -104,6 +110,7 @@ def bench_args(props: BenchJobProps) -> list[str]:
         "--save-result",
         "--result-dir", RESULTS,
         "--result-filename", "result.json",
+        "--ready-check-timeout-sec", str(READY_TIMEOUT_SECONDS),
     ]  # fmt: skip
     if props.tokenizer_mode:
         args += ["--tokenizer-mode", props.tokenizer_mode]

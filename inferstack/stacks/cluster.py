@@ -17,6 +17,7 @@ from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import CORE_ADDONS, KUBERNETES_RELEASES
 from inferstack.charts.platform_base import PlatformBaseChart
 from inferstack.config.model import CapacityType, ClusterConfig, ControlPlaneLog, EndpointAccess
+from inferstack.stacks.log_shipping import add_log_shipping
 from inferstack.stacks.nag import (
     EKS_CLUSTER_POLICY,
     EKS_NODE_POLICIES,
@@ -73,6 +74,8 @@ class ClusterStack(Stack):
     * kubectl provider with the catalog's kubectl layer (runs in the private subnets);
     * ``default_capacity_type=NODEGROUP`` with no default capacity: no EKS Auto Mode, the next layers add
       Karpenter and accelerated node groups;
+    * with ``log_retention_days`` (default 30; None: off), container logs shipped by Fluent Bit to an encrypted
+      CloudWatch Logs group kept that many days (:mod:`inferstack.stacks.log_shipping`);
     * managed add-ons vpc-cni, coredns, kube-proxy, eks-pod-identity-agent (versions: catalog or config pins);
       with ``network_policies`` (default True) the VPC CNI enforces NetworkPolicies (``enableNetworkPolicy``);
     * access entries (cluster admin) for the configured IAM principals;
@@ -91,6 +94,7 @@ class ClusterStack(Stack):
         config: ClusterConfig,
         cluster_name: str,
         network_policies: bool = True,
+        log_retention_days: int | None = 30,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -135,6 +139,10 @@ class ClusterStack(Stack):
         self.base_manifest = self.cluster.add_cdk8s_chart(
             "PlatformBase", PlatformBaseChart(cdk8s.App(), "platform-base")
         )
+        self.log_shipping = None
+        if log_retention_days is not None:
+            self.log_shipping = add_log_shipping(self, self.cluster, cluster_name, log_retention_days)
+            self.log_shipping.node.add_dependency(self.system_nodegroup)
 
     def _acknowledge_cluster_findings(self) -> None:
         """cdk-nag findings on constructs aws_eks_v2 owns, each with its reason (see inferstack.stacks.nag)."""

@@ -78,6 +78,7 @@ def build_platform(
             config=config.cluster,
             cluster_name=config.cluster_name,
             network_policies=config.network_policies.enabled,
+            log_retention_days=config.observability.log_retention_days if config.observability.log_shipping else None,
             env=env,
             description=f"inferstack {config.name}: EKS cluster {config.cluster_name}, add-ons, system nodes",
         )

@@ -27,7 +27,8 @@ def test_all_control_plane_logs(default_app):
 def test_secrets_are_encrypted_with_a_rotating_key(default_app):
     (config,) = cluster_props(default_app)["EncryptionConfig"]
     assert config["Resources"] == ["secrets"]
-    (key,) = default_app.resources("cluster", "AWS::KMS::Key").values()
+    keys = default_app.resources("cluster", "AWS::KMS::Key").values()
+    (key,) = [k for k in keys if "secrets" in k["Properties"]["Description"]]
     assert key["Properties"]["EnableKeyRotation"] is True
 
 

@@ -168,7 +168,7 @@ class TestNamespacesWeDoNotOwn:
     def test_only_created_namespaces_are_applied(self, synth_config):
         config = parse_config({**self.BASE, "cluster": {"existing_namespaces": ["team-ml"]}})
         app = synth_config(config, nag=False)
-        assert {n["metadata"]["name"] for n in objects(app, "Namespace")} == {"inference"}
+        assert {n["metadata"]["name"] for n in objects(app, "Namespace")} == {"inference", "logging"}
 
     def test_namespaces_are_never_pruned_or_deleted(self, default_app):
         """Pruning a Namespace deletes everything in it (the team's Secrets too)."""

@@ -1,0 +1,98 @@
+"""Container logs off the nodes: a CloudWatch Logs group (KMS-encrypted, retention from config, retained when the
+stack goes) and Fluent Bit on every node (:class:`~inferstack.constructs.log_shipping.LogShipping`) writing to it
+through an EKS Pod Identity role that may only create streams in and put events to that group.
+
+The key lets CloudWatch Logs use it for this group only: the ``kms:EncryptionContext:aws:logs:arn`` condition of
+the CloudWatch Logs user guide ("Encrypt log data in CloudWatch Logs using AWS KMS"); aws-cdk-lib's LogGroup adds no
+key policy itself. The writer needs no KMS permission (the service encrypts).
+"""
+
+from __future__ import annotations
+
+import cdk8s
+from aws_cdk import ArnFormat, Aws, RemovalPolicy, Stack
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from inferstack.catalog.versions import IMAGES
+from inferstack.constructs.log_shipping import NAME, NAMESPACE, LogShipping, LogShippingProps
+from inferstack.stacks.compute import add_chart_manifest
+from inferstack.stacks.nag import acknowledge
+from inferstack.stacks.storage import pod_identity_role
+
+_PSEUDO = "<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>"
+STREAM_WILDCARD = (
+    "Fluent Bit creates one log stream per node and container file, named at run time: the statement is limited to "
+    "the streams of inferstack's one log group"
+)
+
+
+def container_log_group_name(cluster_name: str) -> str:
+    return f"/aws/eks/{cluster_name}/containers"
+
+
+class LogShippingChart(cdk8s.Chart):
+    def __init__(self, scope: Construct, construct_id: str, props: LogShippingProps) -> None:
+        super().__init__(scope, construct_id, disable_resource_name_hashes=True)
+        LogShipping(self, "log-shipping", props)
+
+
+def add_log_shipping(
+    scope: Construct, cluster: eks.ICluster, cluster_name: str, retention_days: int
+) -> eks.KubernetesManifest:
+    """The key, the log group, the Fluent Bit role and its Pod Identity association, and the Kubernetes side."""
+    name = container_log_group_name(cluster_name)
+    stack = Stack.of(scope)
+    key = kms.Key(
+        scope,
+        "ContainerLogsKey",
+        description=f"Encryption of the container logs of EKS cluster {cluster_name}",
+        enable_key_rotation=True,
+        removal_policy=RemovalPolicy.RETAIN,
+    )
+    group_arn = stack.format_arn(
+        service="logs", resource="log-group", resource_name=name, arn_format=ArnFormat.COLON_RESOURCE_NAME
+    )
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            principals=[iam.ServicePrincipal(f"logs.{Aws.REGION}.amazonaws.com")],
+            actions=["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"],
+            resources=["*"],
+            conditions={"ArnLike": {"kms:EncryptionContext:aws:logs:arn": group_arn}},
+        )
+    )
+    group = logs.LogGroup(
+        scope,
+        "ContainerLogs",
+        log_group_name=name,
+        encryption_key=key,
+        # set below: RetentionDays is a jsii enum of names, the config holds days (validated against CloudWatch's)
+        retention=logs.RetentionDays.INFINITE,
+        removal_policy=RemovalPolicy.RETAIN,
+    )
+    group.node.default_child.add_property_override("RetentionInDays", retention_days)  # type: ignore[union-attr]
+    group.node.add_dependency(key)
+    role = pod_identity_role(scope, "Role-fluent-bit", f"Fluent Bit: writes the container logs to {name}")
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+            resources=[group.log_group_arn, f"{group_arn}:log-stream:*"],
+        )
+    )
+    resolved = stack.resolve(group_arn)  # a string with a fixed env; cdk-nag prints pseudo parameters as <AWS::…>
+    shown = resolved if isinstance(resolved, str) else f"arn:{_PSEUDO}:log-group:{name}"
+    stream = f"Resource::{shown}:log-stream:*"
+    acknowledge(role, "IAM5", STREAM_WILDCARD, (stream,))
+    eks.CfnPodIdentityAssociation(
+        scope,
+        "Identity-logging-fluent-bit",
+        cluster_name=cluster.cluster_name,
+        namespace=NAMESPACE,
+        service_account=NAME,
+        role_arn=role.role_arn,
+    )
+    props = LogShippingProps(log_group=name, region=Aws.REGION, image=IMAGES["fluent-bit"])
+    return add_chart_manifest(scope, "LogShipping", cluster, LogShippingChart(cdk8s.App(), "log-shipping", props))

@@ -1,0 +1,95 @@
+"""Container logs shipped off the nodes: an encrypted, retained log group, a least-privilege Fluent Bit, every node."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inferstack.config import ConfigError, InferstackConfig
+from inferstack.config.loader import load_config
+from inferstack.config.model import LOG_RETENTION_DAYS
+
+GROUP = "/aws/eks/inferstack/containers"
+
+
+def _group(app):
+    groups = app.resources("cluster", "AWS::Logs::LogGroup").values()
+    return [g for g in groups if g["Properties"]["LogGroupName"] == GROUP]
+
+
+def test_the_log_group_is_encrypted_kept_and_retained(default_app):
+    (group,) = _group(default_app)
+    assert group["Properties"]["LogGroupName"] == GROUP
+    assert group["Properties"]["RetentionInDays"] == 30
+    assert "KmsKeyId" in group["Properties"]
+    assert group["DeletionPolicy"] == "Retain" and group["UpdateReplacePolicy"] == "Retain"
+
+
+def test_the_key_serves_cloudwatch_logs_for_that_group_only(default_app):
+    keys = default_app.resources("cluster", "AWS::KMS::Key")
+    (key,) = [k for k in keys.values() if "container logs" in k["Properties"]["Description"]]
+    assert key["Properties"]["EnableKeyRotation"] is True
+    statements = key["Properties"]["KeyPolicy"]["Statement"]
+    (logs,) = [s for s in statements if "Service" in s.get("Principal", {})]
+    assert "logs." in json.dumps(logs["Principal"])
+    condition = json.dumps(logs["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"])
+    assert f"log-group:{GROUP}" in condition
+
+
+def test_fluent_bit_may_only_write_streams_of_that_group(default_app):
+    policies = default_app.resources("cluster", "AWS::IAM::Policy")
+    (policy,) = [p for k, p in policies.items() if k.startswith("Rolefluentbit")]
+    (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert sorted(statement["Action"]) == ["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"]
+    assert len(statement["Resource"]) == 2 and f"{GROUP}:log-stream:*" in json.dumps(statement["Resource"])
+    associations = default_app.resources("cluster", "AWS::EKS::PodIdentityAssociation").values()
+    bound = {(a["Properties"]["Namespace"], a["Properties"]["ServiceAccount"]) for a in associations}
+    assert ("logging", "fluent-bit") in bound
+
+
+def test_fluent_bit_runs_on_every_node_and_reads_only_the_logs(default_app):
+    objects = default_app.kubernetes_objects()
+    (daemon,) = [o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "fluent-bit"]
+    pod = daemon["spec"]["template"]["spec"]
+    assert pod["tolerations"] == [{"operator": "Exists"}]
+    (container,) = pod["containers"]
+    assert container["image"].startswith("public.ecr.aws/aws-observability/aws-for-fluent-bit:2.32.5")
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    assert mounts["/var/log"]["readOnly"] is True
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["LOG_GROUP"] == GROUP
+    (namespace,) = [o for o in objects if o["kind"] == "Namespace" and o["metadata"]["name"] == "logging"]
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    (config,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "fluent-bit"]
+    text = config["data"]["fluent-bit.conf"]
+    assert "Name              cloudwatch_logs" in text  # the C plugin: Pod Identity since 2.32.5
+    assert "auto_create_group Off" in text and "log_group_name    ${LOG_GROUP}" in text
+
+
+def test_log_shipping_off_creates_nothing():
+    base = load_config("inferstack.yaml").model_dump(by_alias=True, exclude_unset=True)
+    config = InferstackConfig.model_validate({**base, "observability": {"log_shipping": False}})
+    from tests.synth import synthesize
+
+    app = synthesize(config, nag=False)
+    assert _group(app) == []
+    assert not [
+        o for o in app.kubernetes_objects() if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "fluent-bit"
+    ]
+
+
+def test_a_retention_cloudwatch_does_not_offer_is_named():
+    from inferstack.config.loader import parse_config
+
+    expected = r"observability\.log_retention_days: 31 — not a CloudWatch Logs retention — one of 1, 3, 5"
+    with pytest.raises(ConfigError, match=expected):
+        parse_config({"observability": {"log_retention_days": 31}})
+
+
+def test_the_retention_list_is_cloudwatch_s():
+    from aws_cdk import aws_logs
+
+    assert len(LOG_RETENTION_DAYS) == len(
+        [d for d in aws_logs.RetentionDays if d is not aws_logs.RetentionDays.INFINITE]
+    )
