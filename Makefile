@@ -3,6 +3,7 @@ SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
+CHECKOV_VENV := .venv-checkov
 CONFIG ?= inferstack.yaml
 
 # Hermetic CDK/jsii: no telemetry, no version checks, no IMDS probing, no Node EOL banner.
@@ -21,6 +22,12 @@ $(VENV)/.installed: requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $@
 
+# checkov (the second scanner of the test suite) in its own venv: it downgrades boto3/botocore beside ours.
+$(CHECKOV_VENV)/.installed: requirements-checkov.txt
+	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
+	@touch $@
+
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -30,8 +37,8 @@ synth: install
 	npx cdk synth --quiet -c config=$(CONFIG)
 	$(PY) -m inferstack.cli summary cdk.out
 
-## test: ruff, then the whole test suite (quality gates included)
-test: install
+## test: ruff, then the whole test suite (quality gates included, checkov too)
+test: install $(CHECKOV_VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest

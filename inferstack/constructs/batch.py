@@ -83,6 +83,8 @@ def script_job(
     text = script(script_name)
     spec = k8s.PodSpec(
         service_account_name=service_account,
+        # no Kubernetes API token: the Job talks to S3 / the Hub only (Pod Identity projects its own token)
+        automount_service_account_token=False,
         restart_policy="Never",
         priority_class_name=priority_class,
         scheduler_name=scheduler_name,

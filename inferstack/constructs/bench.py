@@ -199,6 +199,7 @@ class BenchJob(Construct):
         ]
         pod = k8s.PodSpec(
             service_account_name=props.service_account,
+            automount_service_account_token=False,  # no Kubernetes API calls (Pod Identity projects its own token)
             restart_policy="Never",
             priority_class_name=BATCH_PRIORITY_CLASS,
             node_selector=dict(props.node_selector) if props.node_selector else None,

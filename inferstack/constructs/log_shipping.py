@@ -132,6 +132,10 @@ class LogShipping(Construct):
             command=["/fluent-bit/bin/fluent-bit", "-c", "/fluent-bit/etc/inferstack/fluent-bit.conf"],
             env=env,
             ports=[k8s.ContainerPort(name="http", container_port=2020)],
+            readiness_probe=k8s.Probe(
+                http_get=k8s.HttpGetAction(path="/api/v1/health", port=k8s.IntOrString.from_string("http")),
+                period_seconds=10,
+            ),
             liveness_probe=k8s.Probe(
                 http_get=k8s.HttpGetAction(path="/api/v1/health", port=k8s.IntOrString.from_string("http")),
                 initial_delay_seconds=30,
@@ -165,6 +169,9 @@ class LogShipping(Construct):
                     spec=k8s.PodSpec(
                         service_account_name=props.service_account,
                         priority_class_name="system-node-critical",
+                        security_context=k8s.PodSecurityContext(
+                            seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
+                        ),
                         tolerations=[k8s.Toleration(operator="Exists")],
                         termination_grace_period_seconds=10,
                         containers=[container],

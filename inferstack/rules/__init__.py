@@ -14,6 +14,7 @@ from inferstack.rules import (
     ami,
     autoscaling,
     bench,
+    checklist,
     efa,
     eks_endpoint,
     eks_logging,
@@ -38,6 +39,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     *autoscaling.RULES,
     secrets.RULE,
     *bench.RULES,
+    *checklist.RULES,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 

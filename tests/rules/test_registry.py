@@ -116,6 +116,9 @@ WARNING_RULES = frozenset(
         "KSERVE-REQUEST-TIMEOUT",
         "KSERVE-SYNC-WAIT",
         "OLLAMA-CPU-ON-GPU",
+        "CHECKLIST-MONITORING",
+        "CHECKLIST-LOGS",
+        "CHECKLIST-NETWORK-POLICY",
     }
 )
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
@@ -125,6 +128,7 @@ ALSO_TRIPS: dict[str, tuple[str, ...]] = {
     "PARALLEL-NODE": ("SCHEDULING",),
     "RAY-PD-ZONE": ("EFA-AZ",),
     "DYNAMO-PD-ZONE": ("EFA-AZ",),
+    "AUTOSCALING-METRICS": ("CHECKLIST-MONITORING",),  # scaling on metrics nobody scrapes
 }
 
 
@@ -290,6 +294,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         workload(bench={}, model={"source": {"type": "hf"}}),
         {"storage": {"model_bucket": None}},
         {},
+    ),
+    "CHECKLIST-MONITORING": case({}, workload(monitoring=False), workload(monitoring=True)),
+    "CHECKLIST-LOGS": case({}, {"observability": {"log_shipping": False}}, {"observability": {"log_shipping": True}}),
+    "CHECKLIST-NETWORK-POLICY": case(
+        {}, {"network_policies": {"enabled": False}}, {"network_policies": {"enabled": True}}
     ),
     "NEURON-STACK": case(
         workload(**ON_INF2),
