@@ -145,20 +145,9 @@ class BenchJob(Construct):
             k8s.VolumeMount(name="home", mount_path=HOME),
         ]
         if props.model_prefix is not None:
-            init.append(
-                k8s.Container(
-                    name="tokenizer",
-                    image=ENGINE_IMAGES["aws-cli"],
-                    command=["sh", "-c", TOKENIZER_SCRIPT],
-                    env=[*bucket_env, *home, k8s.EnvVar(name="MODEL_PREFIX", value=props.model_prefix)],
-                    security_context=hardened(1000, read_only_root_filesystem=True),
-                    resources=_resources("250m", "512Mi"),
-                    volume_mounts=[
-                        k8s.VolumeMount(name="tokenizer", mount_path=TOKENIZER),
-                        k8s.VolumeMount(name="home", mount_path=HOME),
-                    ],
-                )
-            )
+            prefix = k8s.EnvVar(name="MODEL_PREFIX", value=props.model_prefix)
+            tokenizer = k8s.VolumeMount(name="tokenizer", mount_path=TOKENIZER)
+            init.append(_aws_cli("tokenizer", TOKENIZER_SCRIPT, [*bucket_env, *home, prefix], tokenizer))
             mounts.append(k8s.VolumeMount(name="tokenizer", mount_path=TOKENIZER, read_only=True))
         bench_env = [*home, k8s.EnvVar(name="HF_HUB_OFFLINE", value="1" if props.model_prefix is not None else "0")]
         if props.hf_token_secret is not None:
@@ -181,17 +170,12 @@ class BenchJob(Construct):
                 volume_mounts=mounts,
             )
         )
-        upload = k8s.Container(
-            name="upload",
-            image=ENGINE_IMAGES["aws-cli"],
-            command=["sh", "-c", UPLOAD_SCRIPT],
-            env=[*bucket_env, *home, k8s.EnvVar(name="RESULTS_PREFIX", value=props.results_prefix)],
-            security_context=hardened(1000, read_only_root_filesystem=True),
-            resources=_resources("250m", "512Mi"),
-            volume_mounts=[
-                k8s.VolumeMount(name="results", mount_path=RESULTS, read_only=True),
-                k8s.VolumeMount(name="home", mount_path=HOME),
-            ],
+        results = k8s.EnvVar(name="RESULTS_PREFIX", value=props.results_prefix)
+        upload = _aws_cli(
+            "upload",
+            UPLOAD_SCRIPT,
+            [*bucket_env, *home, results],
+            k8s.VolumeMount(name="results", mount_path=RESULTS, read_only=True),
         )
         volumes = [
             k8s.Volume(name=name, empty_dir=k8s.EmptyDirVolumeSource())
@@ -231,6 +215,19 @@ class BenchJob(Construct):
                 ),
             ),
         )
+
+
+def _aws_cli(name: str, script: str, env: list[k8s.EnvVar], data: k8s.VolumeMount) -> k8s.Container:
+    """A small aws-cli container running ``script`` (values in ``env``) with ``data`` and a writable HOME."""
+    return k8s.Container(
+        name=name,
+        image=ENGINE_IMAGES["aws-cli"],
+        command=["sh", "-c", script],
+        env=env,
+        security_context=hardened(1000, read_only_root_filesystem=True),
+        resources=_resources("250m", "512Mi"),
+        volume_mounts=[data, k8s.VolumeMount(name="home", mount_path=HOME)],
+    )
 
 
 def _resources(cpu: str, memory: str) -> k8s.ResourceRequirements:
