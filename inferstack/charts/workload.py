@@ -121,10 +121,12 @@ class WorkloadChart(cdk8s.Chart):
         if served is not None:
             ServingAlerts(self, "alerts", served)
         if resolved.bench is not None and refs.bucket:
-            self._bench(resolved, resolved.bench, refs.bucket, labels)
+            self._bench(resolved, resolved.bench, refs, labels)
         apply_overrides(self, workload.overrides, f"{resolved.path}.overrides", kubernetes_version)
 
-    def _bench(self, resolved: ResolvedWorkload, bench: ResolvedBench, bucket: str, labels: dict[str, str]) -> None:
+    def _bench(
+        self, resolved: ResolvedWorkload, bench: ResolvedBench, refs: StorageRefs, labels: dict[str, str]
+    ) -> None:
         k8s.KubeServiceAccount(
             self,
             "bench-sa",
@@ -149,7 +151,8 @@ class WorkloadChart(cdk8s.Chart):
                     request_rate=load.request_rate,
                 ),
                 service_account=bench.service_account,
-                bucket=bucket,
+                bucket=str(refs.bucket),
+                region=refs.region,
                 model_prefix=bench.model_prefix,
                 results_prefix=bench.results_prefix,
                 tokenizer=bench.tokenizer,

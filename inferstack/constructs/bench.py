@@ -75,6 +75,8 @@ class BenchJobProps:
     load: BenchLoad
     service_account: str
     bucket: str
+    region: str
+    """The bucket's region (the aws CLI's AWS_REGION: no instance-metadata fallback in a pod)."""
     model_prefix: str | None
     """The model's bucket prefix, whose tokenizer files are copied; None: ``tokenizer`` is a Hugging Face id."""
     results_prefix: str
@@ -137,7 +139,11 @@ class BenchJob(Construct):
             "app.kubernetes.io/part-of": "inferstack",
         }
         self.args = bench_args(props)
-        bucket_env = [k8s.EnvVar(name="BUCKET", value=props.bucket)]
+        bucket_env = [
+            k8s.EnvVar(name="BUCKET", value=props.bucket),
+            k8s.EnvVar(name="AWS_REGION", value=props.region),
+            k8s.EnvVar(name="AWS_DEFAULT_REGION", value=props.region),
+        ]
         home = [k8s.EnvVar(name="HOME", value=HOME)]
         init: list[k8s.Container] = []
         mounts = [

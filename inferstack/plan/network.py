@@ -155,7 +155,8 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
         egress.append(Peer(cidr=ANYWHERE, ports=(HTTPS,)))
     gateway = workload.config
     if isinstance(gateway, LiteLLMWorkloadConfig):
-        egress += [Peer(namespace=b.namespace, pods=workload_pods(b)) for b in _backends(platform, workload)]
+        for backend in _backends(platform, workload):
+            egress += [Peer(namespace=backend.namespace, pods=workload_pods(backend)), *_service_peers(backend)]
         providers = any(b.provider is not None for r in gateway.routes for b in r.backends)
         if providers and Peer(cidr=ANYWHERE, ports=(HTTPS,)) not in egress:
             egress.append(Peer(cidr=ANYWHERE, ports=(HTTPS,)))
@@ -170,6 +171,27 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
     )
 
 
+#: Kinds whose Service an operator makes, selecting the pods by the operator's labels (KubeRay ``<name>-serve-svc``:
+#: ray.io/cluster + ray.io/serve; KServe ``<name>-predictor``: app=isvc.<name>-predictor; NIM: app=<name>; Dynamo's
+#: frontend: its component labels), with the Service port and the pods' port.
+OPERATOR_SERVICE_PORTS: dict[str, tuple[int, ...]] = {
+    "ray_serve": (8000,),
+    "kserve": (80, 8080),
+    "nim": (8000,),
+    "dynamo": (8000,),
+}
+
+
+def _service_peers(target: ResolvedWorkload) -> list[Peer]:
+    """Egress that reaches ``target``'s Service by its ClusterIP. The VPC CNI's policy controller resolves a rule's
+    peer to Service ClusterIPs only where the rule's pod selector is a subset of the Service's selector
+    (amazon-network-policy-controller-k8s ``pkg/resolvers/endpoints.go``, getMatchingServiceClusterIPs): the name
+    label matches the Services inferstack renders, not an operator's. For those, every pod of the target's
+    namespace on the Service's ports (an empty pod selector is a subset of any)."""
+    ports = OPERATOR_SERVICE_PORTS.get(target.kind)
+    return [Peer(namespace=target.namespace, ports=ports)] if ports else []
+
+
 def _bench_flows(workload: ResolvedWorkload) -> WorkloadFlows:
     """A benchmark's pods: nothing comes in; out to the workload it loads, the Pod Identity agent and S3."""
     return WorkloadFlows(
@@ -179,6 +201,7 @@ def _bench_flows(workload: ResolvedWorkload) -> WorkloadFlows:
         ingress=(),
         egress=(
             Peer(namespace=workload.namespace, pods=workload_pods(workload)),
+            *_service_peers(workload),
             Peer(cidr=POD_IDENTITY_AGENT, ports=(80,)),
             Peer(cidr=ANYWHERE, ports=(HTTPS,)),
         ),

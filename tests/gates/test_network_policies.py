@@ -208,3 +208,23 @@ def test_the_gate_catches_a_broken_policy(default_app, mutation):
     else:
         policies["ministral"]["spec"]["ingress"].append({})
         assert connection_allowed(objects, Pod(STRANGER_NAMESPACE, {}), server, 8000)
+
+
+def test_operator_services_are_reachable_by_their_cluster_ip():
+    """The VPC CNI resolves an egress peer to a Service's ClusterIP only when the peer's pod selector is a subset of
+    the Service's selector: operator-made Services (here KServe's predictor) get a namespace peer on their ports;
+    inferstack's own Services (selector includes app.kubernetes.io/name) need none."""
+    from inferstack.config import InferstackConfig
+    from inferstack.config.loader import load_config
+    from inferstack.plan.network import Peer, network_flows
+
+    def bench_flows(path):
+        data = load_config(path).model_dump(by_alias=True, exclude_unset=True)
+        data["workloads"][0]["bench"] = {}
+        flows = network_flows(InferstackConfig.model_validate(data))
+        return next(w for ns in flows for w in ns.workloads if w.name.endswith("-bench"))
+
+    kserve = bench_flows("examples/kserve-scale-to-zero.yaml")
+    assert Peer(namespace="kserve-models", ports=(80, 8080)) in kserve.egress
+    vllm = bench_flows("inferstack.yaml")
+    assert all(p.pods is not None or p.cidr is not None for p in vllm.egress)
