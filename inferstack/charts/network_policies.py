@@ -10,7 +10,7 @@ from constructs import Construct
 
 from inferstack.constructs.network_policy import NetworkPolicy, NetworkPolicyProps, PolicyPeer
 from inferstack.plan.bench import BENCH_COMPONENT
-from inferstack.plan.network import COMPONENT_LABEL, MODEL_SYNC, NEURON_COMPILE, NamespaceFlows, Peer
+from inferstack.plan.network import COMPONENT_LABEL, MODEL_SYNC, NEURON_COMPILE, NamespaceFlows, Peer, unique_peers
 
 LABELS = {"app.kubernetes.io/part-of": "inferstack"}
 DEFAULT_DENY = "inferstack-default-deny"
@@ -56,7 +56,7 @@ class NetworkPoliciesChart(cdk8s.Chart):
                         namespace=ns,
                         pods={},
                         excluded={COMPONENT_LABEL: (MODEL_SYNC, NEURON_COMPILE, BENCH_COMPONENT)},
-                        egress=(PolicyPeer(namespace=ns),),
+                        egress=(PolicyPeer(namespace=ns), *_peers(unique_peers(list(flows.client_egress)))),
                         labels=LABELS,
                     ),
                 )

@@ -79,6 +79,8 @@ class NamespaceFlows:
     workloads: tuple[WorkloadFlows, ...]
     namespace_clients: bool = True
     """Pods of the namespace may connect to each other's pods (each workload's ingress still decides)."""
+    client_egress: tuple[Peer, ...] = field(default=())
+    """Where else the namespace's clients connect: the Knative gateway and activator of its Knative predictors."""
     batch: tuple[str, ...] = field(default=())
     """``app.kubernetes.io/component`` values of its one-off Jobs (``model-sync``, ``neuron-compile``)."""
     batch_egress: tuple[Peer, ...] = field(default=())
@@ -108,8 +110,34 @@ def _clients(config: InferstackConfig, workload: ResolvedWorkload) -> Iterator[P
         yield Peer(namespace=KUBERAY_NAMESPACE)
     if isinstance(workload.config, VllmWorkloadConfig) and workload.config.aibrix is not None:
         yield from (Peer(namespace=namespace) for namespace in AIBRIX_NAMESPACES)
-    if getattr(workload.config, "deployment_mode", None) is DeploymentMode.KNATIVE:
+    if _knative(workload):
         yield Peer(namespace=KNATIVE_NAMESPACE)
+        gateway = _knative_gateway(config)
+        if gateway is not None:
+            yield Peer(namespace=gateway)
+
+
+#: Where each Knative networking layer's gateway runs: callers of a Knative predictor reach it through the gateway
+#: (``<name>-predictor`` is an ExternalName for kourier-internal / knative-local-gateway), which then calls the
+#: activator or the pods (net-kourier and net-istio default installs).
+KNATIVE_GATEWAY_NAMESPACES = {"kourier": "kourier-system", "istio": "istio-system"}
+
+
+def _knative(workload: ResolvedWorkload) -> bool:
+    return getattr(workload.config, "deployment_mode", None) is DeploymentMode.KNATIVE
+
+
+def _knative_gateway(config: InferstackConfig) -> str | None:
+    knative = config.cluster.knative_serving
+    return KNATIVE_GATEWAY_NAMESPACES[knative.ingress.value] if knative is not None else None
+
+
+def _to_knative(config: InferstackConfig, target: ResolvedWorkload) -> list[Peer]:
+    """Egress a caller of ``target`` needs when it is a Knative predictor: its gateway and the activator."""
+    if not _knative(target):
+        return []
+    gateway = _knative_gateway(config)
+    return [Peer(namespace=KNATIVE_NAMESPACE), *([Peer(namespace=gateway)] if gateway else [])]
 
 
 def _gateways(platform: ResolvedPlatform) -> dict[tuple[str, str], list[ResolvedWorkload]]:
@@ -157,6 +185,7 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
     if isinstance(gateway, LiteLLMWorkloadConfig):
         for backend in _backends(platform, workload):
             egress += [Peer(namespace=backend.namespace, pods=workload_pods(backend)), *_service_peers(backend)]
+            egress += _to_knative(config, backend)
         providers = any(b.provider is not None for r in gateway.routes for b in r.backends)
         if providers and Peer(cidr=ANYWHERE, ports=(HTTPS,)) not in egress:
             egress.append(Peer(cidr=ANYWHERE, ports=(HTTPS,)))
@@ -166,8 +195,8 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
         name=workload.name,
         namespace=workload.namespace,
         pods=own,
-        ingress=_unique(ingress),
-        egress=_unique(egress),
+        ingress=unique_peers(ingress),
+        egress=unique_peers(egress),
     )
 
 
@@ -192,8 +221,9 @@ def _service_peers(target: ResolvedWorkload) -> list[Peer]:
     return [Peer(namespace=target.namespace, ports=ports)] if ports else []
 
 
-def _bench_flows(workload: ResolvedWorkload) -> WorkloadFlows:
-    """A benchmark's pods: nothing comes in; out to the workload it loads, the Pod Identity agent and S3."""
+def _bench_flows(config: InferstackConfig, workload: ResolvedWorkload) -> WorkloadFlows:
+    """A benchmark's pods: nothing comes in; out to the workload it loads (through Knative's gateway for a Knative
+    predictor), the Pod Identity agent and S3."""
     return WorkloadFlows(
         name=f"{workload.name}-bench",
         namespace=workload.namespace,
@@ -202,13 +232,15 @@ def _bench_flows(workload: ResolvedWorkload) -> WorkloadFlows:
         egress=(
             Peer(namespace=workload.namespace, pods=workload_pods(workload)),
             *_service_peers(workload),
+            *_to_knative(config, workload),
             Peer(cidr=POD_IDENTITY_AGENT, ports=(80,)),
             Peer(cidr=ANYWHERE, ports=(HTTPS,)),
         ),
     )
 
 
-def _unique(peers: list[Peer]) -> tuple[Peer, ...]:
+def unique_peers(peers: list[Peer]) -> tuple[Peer, ...]:
+    """``peers`` without repeats, in order."""
     kept: list[Peer] = []
     for peer in peers:
         if peer not in kept:
@@ -231,7 +263,7 @@ def network_flows(config: InferstackConfig) -> tuple[NamespaceFlows, ...]:
     for namespace in sorted(owned):
         workloads = [w for w in platform.workloads if w.namespace == namespace]
         flows = tuple(_flows(platform, w, routed.get((w.namespace, w.name), [])) for w in workloads)
-        flows += tuple(_bench_flows(w) for w in workloads if w.bench is not None)
+        flows += tuple(_bench_flows(config, w) for w in workloads if w.bench is not None)
         batch = [MODEL_SYNC] if any(w.sync for w in workloads) else []
         if any(w.writes_bucket and w.pool.accelerator is AcceleratorKind.NEURON for w in workloads):
             batch.append(NEURON_COMPILE)
@@ -241,6 +273,7 @@ def network_flows(config: InferstackConfig) -> tuple[NamespaceFlows, ...]:
                 namespace=namespace,
                 workloads=flows,
                 namespace_clients=config.network_policies.namespace_clients,
+                client_egress=tuple(p for w in workloads for p in _to_knative(config, w)),
                 batch=tuple(batch),
                 batch_egress=egress,
             )

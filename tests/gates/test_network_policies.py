@@ -228,3 +228,17 @@ def test_operator_services_are_reachable_by_their_cluster_ip():
     assert Peer(namespace="kserve-models", ports=(80, 8080)) in kserve.egress
     vllm = bench_flows("inferstack.yaml")
     assert all(p.pods is not None or p.cidr is not None for p in vllm.egress)
+
+
+def test_knative_predictors_are_reached_through_the_gateway(kserve_app):
+    """A Knative predictor's Service is an ExternalName for the networking layer's gateway (kourier-internal in
+    kourier-system): clients of its namespace may reach the gateway and the activator, which may reach the pods."""
+    objects = kserve_app.kubernetes_objects()
+    client = Pod("kserve-models", {"app": "client"})
+    gateway = Pod("kourier-system", {"app": "3scale-kourier-gateway"})
+    activator = Pod("knative-serving", {"app": "activator"})
+    predictor = Pod("kserve-models", {"app.kubernetes.io/name": "qwen"})
+    assert connection_allowed(objects, client, gateway, 8081)
+    assert connection_allowed(objects, client, activator, 8012)
+    assert connection_allowed(objects, gateway, predictor, 8012)
+    assert not connection_allowed(objects, Pod("elsewhere", {}), predictor, 8012)
