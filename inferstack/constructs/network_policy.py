@@ -93,7 +93,7 @@ class NetworkPolicy(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: NetworkPolicyProps) -> None:
         super().__init__(scope, construct_id)
         owner = f"NetworkPolicy {props.namespace}/{props.name}"
-        check.dns_label(owner, "name", props.name)
+        check.dns_subdomain(owner, "name", props.name)
         check.dns_label(owner, "namespace", props.namespace)
         for direction, peers in (("ingress", props.ingress), ("egress", props.egress)):
             for index, peer in enumerate(peers or ()):

@@ -29,6 +29,19 @@ def dns_label(owner: str, prop: str, value: str) -> None:
         raise _fail(owner, prop, value, "must be lowercase letters, digits and '-', start and end alphanumeric, ≤ 63")
 
 
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def dns_subdomain(owner: str, prop: str, value: str) -> None:
+    """A Kubernetes object name that must be an RFC 1123 subdomain (most kinds: NetworkPolicy, ConfigMap…)."""
+    if _TOKEN.search(value):
+        return
+    if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
+        raise _fail(
+            owner, prop, value, "must be lowercase letters, digits, '-' and '.', alphanumeric at both ends, ≤ 253"
+        )
+
+
 def port_name(owner: str, prop: str, value: str) -> None:
     """An IANA service name (container port names): ≤ 15 characters, lowercase alphanumerics and '-'."""
     if len(value) > 15 or "--" in value or not _PORT_NAME.match(value):

@@ -43,6 +43,10 @@ class BenchError(ValueError):
         self.field, self.fix = field, fix
 
 
+#: A CronJob name has at most 52 characters (its Jobs add an 11-character suffix): ``<name>-bench``.
+MAX_NAME_LENGTH = 52 - len("-bench")
+
+
 def bench_service_account(workload: WorkloadBase) -> str:
     return f"{workload.name}-bench"
 
@@ -52,6 +56,13 @@ def resolve_bench(workload: WorkloadBase) -> ResolvedBench | None:
     bench = workload.bench
     if bench is None:
         return None
+    if len(workload.name) > MAX_NAME_LENGTH:
+        raise BenchError(
+            "name",
+            f"{workload.name!r} has {len(workload.name)} characters: its benchmark CronJob {workload.name}-bench "
+            f"would pass the 52 Kubernetes allows a CronJob",
+            f"shorten the name to at most {MAX_NAME_LENGTH} characters, or remove bench",
+        )
     try:
         endpoint = endpoint_of(workload)
     except NoEndpointError as error:

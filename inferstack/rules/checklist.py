@@ -31,28 +31,35 @@ def check_monitoring(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def _switched_off(
+    config: InferstackConfig, on: bool, rule: str, path: str, message: str, fix: str
+) -> Iterator[Finding]:
+    if config.workloads and not on:
+        yield Finding(rule=rule, path=path, message=message, fix=fix, severity=Severity.WARNING)
+
+
 def check_logs(config: InferstackConfig) -> Iterator[Finding]:
     """Container logs that stay on the nodes are lost with them (Karpenter replaces GPU nodes)."""
-    if config.workloads and not config.observability.log_shipping:
-        yield Finding(
-            rule=LOGS,
-            path="observability.log_shipping",
-            message="container logs stay on the nodes: a replaced or consolidated node takes them with it",
-            fix="set log_shipping: true (Fluent Bit to CloudWatch Logs), or acknowledge with where logs go instead",
-            severity=Severity.WARNING,
-        )
+    yield from _switched_off(
+        config,
+        config.observability.log_shipping,
+        LOGS,
+        "observability.log_shipping",
+        "container logs stay on the nodes: a replaced or consolidated node takes them with it",
+        "set log_shipping: true (Fluent Bit to CloudWatch Logs), or acknowledge with where logs go instead",
+    )
 
 
 def check_network(config: InferstackConfig) -> Iterator[Finding]:
     """Without policies any pod of the cluster can call the engines (which serve without authentication)."""
-    if config.workloads and not config.network_policies.enabled:
-        yield Finding(
-            rule=NETWORK,
-            path="network_policies.enabled",
-            message="no NetworkPolicies: every pod of the cluster can reach the engines, which take no credentials",
-            fix="set network_policies.enabled: true, or acknowledge with the isolation you use instead",
-            severity=Severity.WARNING,
-        )
+    yield from _switched_off(
+        config,
+        config.network_policies.enabled,
+        NETWORK,
+        "network_policies.enabled",
+        "no NetworkPolicies: every pod of the cluster can reach the engines, which take no credentials",
+        "set network_policies.enabled: true, or acknowledge with the isolation you use instead",
+    )
 
 
 RULES = (

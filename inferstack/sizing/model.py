@@ -201,7 +201,7 @@ def kv_bytes_per_token(
     full = layers - sliding
     if not sliding or not model.sliding_window:
         return layers * per_layer
-    held = min(model.sliding_window + max_num_batched_tokens, max_model_len)
+    held = min(model.sliding_window - 1 + max_num_batched_tokens, max_model_len)  # as kv_layout and vLLM
     return full * per_layer + sliding * per_layer * held / max_model_len
 
 

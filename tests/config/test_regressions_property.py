@@ -114,3 +114,32 @@ def test_a_boolean_for_the_workload_list_is_a_named_error():
     """Found by the property gate: ``workloads: true`` hashed the union's annotation arguments (TypeError)."""
     with pytest.raises(ConfigError, match=r"workloads"):
         parse_config({"workloads": True})
+
+
+def test_a_long_name_with_bench_is_a_named_error_not_a_synth_traceback():
+    """A 60-character workload name is valid, but its CronJob <name>-bench would pass Kubernetes' 52."""
+    data = {
+        "compute": {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]},
+        "workloads": [{"name": "a" * 60, "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}, "bench": {}}],
+    }
+    (finding,) = evaluate(parse_config(data)).errors
+    assert finding.rule == "BENCH-TARGET" and finding.path == "workloads[0].name"
+    assert "at most 46 characters" in finding.fix
+
+
+def test_long_workload_names_render_their_network_policies():
+    """NetworkPolicy names are DNS subdomains (≤ 253), not labels: <60 characters>-bench is fine."""
+    import cdk8s
+
+    from inferstack.charts.network_policies import NetworkPoliciesChart
+    from inferstack.plan.network import network_flows
+
+    data = {
+        "compute": {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]},
+        "workloads": [{"name": "a" * 63, "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}}],
+    }
+    names = [
+        o["metadata"]["name"]
+        for o in NetworkPoliciesChart(cdk8s.App(), "n", network_flows(parse_config(data))).to_json()
+    ]
+    assert "a" * 63 in names
