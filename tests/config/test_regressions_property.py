@@ -127,19 +127,12 @@ def test_a_long_name_with_bench_is_a_named_error_not_a_synth_traceback():
     assert "at most 46 characters" in finding.fix
 
 
-def test_long_workload_names_render_their_network_policies():
-    """NetworkPolicy names are DNS subdomains (≤ 253), not labels: <60 characters>-bench is fine."""
+def test_network_policy_names_are_dns_subdomains():
+    """NetworkPolicy names are DNS subdomains (≤ 253), not labels (≤ 63): a long composed name renders."""
     import cdk8s
 
-    from inferstack.charts.network_policies import NetworkPoliciesChart
-    from inferstack.plan.network import network_flows
+    from inferstack.constructs.network_policy import NetworkPolicy, NetworkPolicyProps
 
-    data = {
-        "compute": {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]},
-        "workloads": [{"name": "a" * 63, "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}}],
-    }
-    names = [
-        o["metadata"]["name"]
-        for o in NetworkPoliciesChart(cdk8s.App(), "n", network_flows(parse_config(data))).to_json()
-    ]
-    assert "a" * 63 in names
+    chart = cdk8s.Chart(cdk8s.App(), "c")
+    NetworkPolicy(chart, "p", NetworkPolicyProps(name="a" * 70 + ".b", namespace="n", pods={}, ingress=()))
+    assert chart.to_json()[0]["metadata"]["name"] == "a" * 70 + ".b"
