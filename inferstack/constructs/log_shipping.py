@@ -129,6 +129,8 @@ class LogShipping(Construct):
         container = k8s.Container(
             name=NAME,
             image=props.image,
+            # the binary of the image's own CMD (fluent-bit images and aws-for-fluent-bit: /fluent-bit/bin/fluent-bit
+            # ... -c /fluent-bit/etc/fluent-bit.conf); only the config path is ours. Not run here (?).
             command=["/fluent-bit/bin/fluent-bit", "-c", "/fluent-bit/etc/inferstack/fluent-bit.conf"],
             env=env,
             ports=[k8s.ContainerPort(name="http", container_port=2020)],
