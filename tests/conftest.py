@@ -152,3 +152,9 @@ def gateway_app() -> Synthesized:
 def bench_app() -> Synthesized:
     """examples/bench-ministral.yaml: the default platform with a benchmark Job template."""
     return _example("bench-ministral")
+
+
+@pytest.fixture(scope="session")
+def aibrix_app() -> Synthesized:
+    """examples/aibrix-lora.yaml: a vLLM workload with AIBrix LoRA adapters from the Hub."""
+    return _example("aibrix-lora")

@@ -17,7 +17,8 @@ from inferstack.config.workloads import SingleModelWorkload, WorkloadBase
 from inferstack.constructs.checks.pod_security import Level, check_manifests
 from inferstack.constructs.checks.references import External, check_references
 from inferstack.constructs.pod import QueueMetric, ServingPodProps, ServingWorkload
-from inferstack.plan import ResolvedPool, ResolvedWorkload, resolve, server_role, workload_plan
+from inferstack.plan import ResolvedPlatform, ResolvedPool, ResolvedWorkload, resolve, server_role, workload_plan
+from inferstack.plan.runtime_paths import RuntimePaths
 from inferstack.rules import Finding, Rule, evaluate
 
 
@@ -93,10 +94,23 @@ CONFIG = {
 }
 
 
+def echo_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
+    """Clients and Prometheus reach the echo port; nothing goes out."""
+    port = workload.config.port  # type: ignore[attr-defined]
+    return RuntimePaths(serving=(port,), metrics=(port,))
+
+
 @pytest.fixture
 def echo_kind() -> Iterator[None]:
     register_kind(
-        WorkloadKind(name="echo", config=EchoWorkloadConfig, plan=plan_echo, chart=EchoChart, rules=(ECHO_RULES,))
+        WorkloadKind(
+            name="echo",
+            config=EchoWorkloadConfig,
+            plan=plan_echo,
+            chart=EchoChart,
+            rules=(ECHO_RULES,),
+            paths=echo_paths,
+        )
     )
     yield
     unregister_kind("echo")
@@ -132,4 +146,11 @@ def test_unregistering_restores_the_built_in_kinds(echo_kind):
     unregister_kind("echo")
     with pytest.raises(ConfigError, match="valid kinds: vllm, vllm_multinode, ray_serve"):
         parse_config(CONFIG)
-    register_kind(WorkloadKind(name="echo", config=EchoWorkloadConfig, plan=plan_echo, chart=EchoChart))
+    register_kind(
+        WorkloadKind(name="echo", config=EchoWorkloadConfig, plan=plan_echo, chart=EchoChart, paths=echo_paths)
+    )
+
+
+def test_a_kind_without_runtime_paths_is_refused():
+    with pytest.raises(ValueError, match="paths — declare the network paths"):
+        register_kind(WorkloadKind(name="echo", config=EchoWorkloadConfig, plan=plan_echo, chart=EchoChart))

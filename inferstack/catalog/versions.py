@@ -261,7 +261,7 @@ ENGINE_VLLM_VERSIONS: dict[str, str] = {
     "triton-vllm": "0.31.0",
 }
 #: Ray release inside each Ray image (its Serve LLM config fields are checked against it).
-ENGINE_RAY_VERSIONS: dict[str, str] = {"ray-llm": "2.58.0"}
+ENGINE_RAY_VERSIONS: dict[str, str] = {"ray-llm": "2.58.0", "ray-llm-efa": "2.58.0"}
 #: Neuron device families the ``vllm-neuron`` image serves (vllm-neuron 0.5 / NxD Inference).
 NEURON_SERVING_DEVICES: frozenset[str] = frozenset({"Inferentia2", "Trainium"})
 
@@ -290,6 +290,11 @@ ENGINE_IMAGES: dict[str, str] = {
     # 0.26, EFA + aws-ofi-nccl, Python 3.13) is not the default: its USER is not confirmed (no USER in its
     # Dockerfile; the base image's not read) and inferstack runs Ray pods as uid 1000.
     "ray-llm": "rayproject/ray-llm:2.58.0-py312-cu130",
+    # The AWS Ray LLM Deep Learning Container, for prefill/decode over EFA: the same Ray 2.58.0 / vLLM 0.26.0 with
+    # the EFA installer 1.49.0 (libfabric in /opt/amazon/efa) and aws-ofi-nccl, which NIXL's LIBFABRIC plugin and
+    # NCCL over EFA need (rayproject/ray-llm has neither). Python 3.13, no USER (root); inferstack runs it as uid
+    # 1000 with HOME on a volume. Facts and sources: catalog/images.py.
+    "ray-llm-efa": "public.ecr.aws/deep-learning-containers/ray:serve-llm-cuda-v1.0",
     # NVIDIA Dynamo 1.4.0 (GA 2026-08-14; ../shared/facts/serving-apis.md §2.1): the vLLM runtime (vLLM 0.26.0 with
     # the Run:ai streamer: pyproject.toml vllm[flashinfer,runai,otel]==0.26.0; user dynamo, uid 1000, gid 0;
     # ENTRYPOINT []), its EFA build (libfabric + aws-ofi-nccl; sets no FI_* variables) and the frontend. Public on

@@ -4,6 +4,7 @@ download), the typed vLLM settings as server arguments, the plan's GPUs and plac
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from cdk8s_plus_36 import k8s
@@ -33,6 +34,18 @@ def storage_uri(workload: KServeWorkloadConfig, refs: StorageRefs, claim: str | 
     if source is ModelSourceType.FSX:
         return f"pvc://{claim}/{fsx_model_path(workload.model, refs).lstrip('/')}"
     return None
+
+
+#: What the ``kserve-huggingfaceserver`` runtime limits (cpu "1", memory 2Gi; kserve-runtime-configs v0.20.0
+#: ``files/runtimes/clusterservingruntimes-patch.yaml:402-408``). KServe merges our container over the runtime's
+#: key by key (``pkg/utils/container_merge.go:32-63``), so any of these we do not limit keeps the runtime's value.
+RUNTIME_LIMITED = ("cpu", "memory")
+
+
+def predictor_limits(requests: Mapping[str, str], limits: Mapping[str, str]) -> dict[str, str]:
+    """``limits`` with every :data:`RUNTIME_LIMITED` resource we request and do not limit set to the request: the
+    runtime's 1 CPU limit would otherwise stay under our 7-CPU request, and the API server refuses the pod."""
+    return {**{r: requests[r] for r in RUNTIME_LIMITED if r in requests and r not in limits}, **limits}
 
 
 class KServeChart(WorkloadChart):
@@ -77,7 +90,7 @@ class KServeChart(WorkloadChart):
                 args=args,
                 env=env,
                 requests=pod.requests,
-                limits=pod.limits,
+                limits=predictor_limits(pod.requests, pod.limits),
                 node_selector=pod.node_selector,
                 tolerations=sorted(pod.tolerations),
                 min_replicas=scaling.min_replicas,

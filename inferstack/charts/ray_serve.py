@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferstack.catalog.engine_flags import vllm_flags
+from inferstack.catalog.images import image_facts
 from inferstack.catalog.ray import config_problems
 from inferstack.catalog.versions import ENGINE_RAY_VERSIONS, ENGINE_VLLM_VERSIONS
 from inferstack.charts.vllm import engine_args_for, engine_env_for
@@ -16,7 +17,7 @@ from inferstack.config.engine import VllmEngineConfig
 from inferstack.config.ray_serve import RayAutoscaling, RayServeWorkloadConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.model_source import ModelLoading
-from inferstack.constructs.rayservice import RayServiceProps, RayServiceServer, RayWorkerGroupProps
+from inferstack.constructs.rayservice import RAY_UID, RayServiceProps, RayServiceServer, RayWorkerGroupProps
 from inferstack.constructs.validation import PropError
 from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
 from inferstack.plan import ResolvedWorkload
@@ -99,6 +100,10 @@ def llm_config(
     return config
 
 
+#: HOME of the Ray containers for images whose own HOME uid 1000 cannot write (an emptyDir).
+RAY_HOME = "/home/ray"
+
+
 class RayServeChart(WorkloadChart):
     """The ``ray_serve`` kind: the workload's storage plumbing plus its RayService."""
 
@@ -108,7 +113,9 @@ class RayServeChart(WorkloadChart):
         workload = resolved.config
         assert isinstance(workload, RayServeWorkloadConfig)
         image = resolved.image
-        ray_version = workload.ray_version or ENGINE_RAY_VERSIONS["ray-llm"]
+        facts = image_facts(image)
+        ray_version = workload.ray_version or (facts.engine_version if facts and facts.engine == "ray" else None)
+        ray_version = ray_version or ENGINE_RAY_VERSIONS["ray-llm"]
         # An accelerator_type adds "accelerator_type:<X>" to every placement bundle; the autoscaler knows a group's
         # resources from its spec only (Ray 2.52 autoscaling_config.py), so each group declares the types asked for
         # — or no replica could scale a group up from zero (kuberay#863). Unset, the pool's nodeSelector decides.
@@ -156,6 +163,8 @@ class RayServeChart(WorkloadChart):
                 namespace=workload.namespace,
                 image=image,
                 ray_version=ray_version,
+                # an image that runs as another user (the AWS DLC: root, HOME /root) gets a HOME uid 1000 can write
+                home=RAY_HOME if facts is not None and facts.uid != RAY_UID else None,
                 service_account=resolved.server.service_account,
                 serve_config={"applications": [app]},
                 head_requests=head.requests,

@@ -56,11 +56,16 @@ class WorkloadKind:
     operators: tuple[str, ...] = ()
     """Operators its objects need, from :data:`inferstack.catalog.kubernetes.WORKLOAD_OPERATORS` (e.g. ``lws``)."""
     summary: str = ""
+    paths: Ref | None = None
+    """``(platform, resolved) -> inferstack.plan.runtime_paths.RuntimePaths``: the network paths its pods use at
+    run time, with ports (the NetworkPolicies are generated from them). Required: :func:`register_kind` refuses a
+    kind without them."""
 
 
 BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind(
         name="vllm",
+        paths="inferstack.plan.runtime_paths:vllm_paths",
         config=VllmWorkloadConfig,
         plan="inferstack.plan.vllm:plan_vllm",
         chart="inferstack.charts.vllm:VllmChart",
@@ -73,6 +78,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     ),
     WorkloadKind(
         name="vllm_multinode",
+        paths="inferstack.plan.runtime_paths:vllm_multinode_paths",
         config=VllmMultinodeWorkloadConfig,
         plan="inferstack.plan.vllm:plan_vllm_multinode",
         chart="inferstack.charts.vllm_multinode:VllmMultinodeChart",
@@ -86,6 +92,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     ),
     WorkloadKind(
         name="ray_serve",
+        paths="inferstack.plan.runtime_paths:ray_serve_paths",
         config=RayServeWorkloadConfig,
         plan="inferstack.plan.ray_serve:plan_ray_serve",
         chart="inferstack.charts.ray_serve:RayServeChart",
@@ -95,6 +102,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     ),
     WorkloadKind(
         name="triton",
+        paths="inferstack.plan.runtime_paths:triton_paths",
         config=TritonWorkloadConfig,
         plan="inferstack.plan.triton:plan_triton",
         chart="inferstack.charts.triton:TritonChart",
@@ -103,6 +111,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     ),
     WorkloadKind(
         name="sglang",
+        paths="inferstack.plan.runtime_paths:sglang_paths",
         config=SglangWorkloadConfig,
         plan="inferstack.plan.engines:plan_sglang",
         chart="inferstack.charts.sglang:SglangChart",
@@ -111,6 +120,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     ),
     WorkloadKind(
         name="tgi",
+        paths="inferstack.plan.runtime_paths:tgi_paths",
         config=TgiWorkloadConfig,
         plan="inferstack.plan.engines:plan_tgi",
         chart="inferstack.charts.tgi:TgiChart",
@@ -119,6 +129,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     ),
     WorkloadKind(
         name="ollama",
+        paths="inferstack.plan.runtime_paths:ollama_paths",
         config=OllamaWorkloadConfig,
         plan="inferstack.plan.engines:plan_ollama",
         chart="inferstack.charts.ollama:OllamaChart",
@@ -128,6 +139,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     ),
     WorkloadKind(
         name="litellm",
+        paths="inferstack.plan.runtime_paths:litellm_paths",
         config=LiteLLMWorkloadConfig,
         plan="inferstack.plan.litellm:plan_litellm",
         chart="inferstack.charts.litellm:LiteLLMChart",
@@ -136,6 +148,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     ),
     WorkloadKind(
         name="kserve",
+        paths="inferstack.plan.runtime_paths:kserve_paths",
         config=KServeWorkloadConfig,
         plan="inferstack.plan.kserve:plan_kserve",
         chart="inferstack.charts.kserve:KServeChart",
@@ -145,6 +158,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     ),
     WorkloadKind(
         name="nim",
+        paths="inferstack.plan.runtime_paths:nim_paths",
         config=NimWorkloadConfig,
         plan="inferstack.plan.nim:plan_nim",
         chart="inferstack.charts.nim:NimChart",
@@ -154,6 +168,7 @@ BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
     ),
     WorkloadKind(
         name="dynamo",
+        paths="inferstack.plan.runtime_paths:dynamo_paths",
         config=DynamoWorkloadConfig,
         plan="inferstack.plan.dynamo:plan_dynamo",
         chart="inferstack.charts.dynamo:DynamoChart",
@@ -196,6 +211,12 @@ def register_kind(kind: WorkloadKind) -> None:
     """Add (or replace) a kind; the config model accepts it from now on."""
     if kind.config.model_fields["kind"].default != kind.name:
         raise ValueError(f"{kind.config.__name__}.kind must default to {kind.name!r} (a Literal of the kind name)")
+    if kind.paths is None:
+        raise ValueError(
+            f"kind {kind.name!r}: paths — declare the network paths its pods use at run time "
+            "(a function returning inferstack.plan.runtime_paths.RuntimePaths: serving and metrics ports, calls, "
+            "downloads); the NetworkPolicies admit nothing else"
+        )
     unknown = sorted(set(kind.operators) - WORKLOAD_OPERATORS)
     if unknown:
         raise ValueError(

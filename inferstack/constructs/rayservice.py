@@ -104,6 +104,26 @@ class RayServiceProps:
     monitoring: bool = True
     priority_class: str | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    home: str | None = None
+    """HOME of the Ray containers, on an emptyDir, when the image's own is not writable by uid 1000 (the AWS Ray LLM
+    DLC runs as root with HOME /root). Default None: the image's HOME (rayproject images: /home/ray, uid 1000's, whose
+    Python lives there; only ``~/.cache`` is a volume)."""
+    token_auth: bool = True
+    """Ray token authentication (``authOptions.mode: token``): KubeRay v1.7.0 generates the Secret ``<cluster>``
+    (key ``auth_token``) and sets ``RAY_AUTH_MODE``/``RAY_AUTH_TOKEN`` on every Ray container
+    (``raycluster_controller.go:422-486``, ``common/pod.go:344-426``), so the dashboard, the Jobs API and GCS refuse
+    callers without the token; KubeRay sends it on its own dashboard calls. Needs Ray ≥ 2.52
+    (``utils/validation.go:284-313``); off for older images. Default True."""
+
+
+#: The first Ray release with token authentication (KubeRay v1.7.0 utils/validation.go).
+TOKEN_AUTH_MIN_RAY = (2, 52)
+
+
+def supports_token_auth(ray_version: str) -> bool:
+    """Whether Ray ``ray_version`` (``2.58.0``) has token authentication."""
+    parts = tuple(int(p) for p in ray_version.split(".")[:2] if p.isdigit())
+    return len(parts) == 2 and parts >= TOKEN_AUTH_MIN_RAY
 
 
 class _PlainDumper(yaml.SafeDumper):
@@ -222,6 +242,11 @@ class RayServiceServer(Construct):
                     },
                     "headGroupSpec": {"rayStartParams": {"num-cpus": "0"}, "template": _with_token_volume(head)},
                     "workerGroupSpecs": groups,
+                    **(
+                        {"authOptions": {"mode": "token"}}
+                        if props.token_auth and supports_token_auth(props.ray_version)
+                        else {}
+                    ),
                 },
             },
         }
@@ -263,7 +288,7 @@ class RayServiceServer(Construct):
             args=[],
             container_name=container_name,
             port=HEAD_PORTS["serve"],
-            home=RAY_CACHE,
+            home=props.home or RAY_CACHE,
             user="ray",
             service_account=props.service_account,
             requests=requests,
@@ -280,7 +305,7 @@ class RayServiceServer(Construct):
             name=container_name,
             image=props.image,
             ports=[k8s.ContainerPort(name=n, container_port=p) for n, p in ports.items()],
-            env=_env(props, env or {}),
+            env=_env(props, {**(env or {}), **({"HOME": props.home} if props.home else {})}),
             resources=k8s.ResourceRequirements(
                 requests={k: k8s.Quantity.from_string(v) for k, v in requests.items()},
                 limits={k: k8s.Quantity.from_string(v) for k, v in limits.items()},
@@ -293,7 +318,7 @@ class RayServiceServer(Construct):
             ),
             volume_mounts=[
                 k8s.VolumeMount(name="shm", mount_path="/dev/shm"),  # noqa: S108 - memory-backed emptyDir
-                k8s.VolumeMount(name="home", mount_path=RAY_CACHE),
+                k8s.VolumeMount(name="home", mount_path=props.home or RAY_CACHE),
                 k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - Ray's session dir /tmp/ray
                 *props.mounts,
             ],

@@ -1,5 +1,8 @@
 """Which connections each workload's pods need (the NetworkPolicies are rendered from this): who may connect to
-them, and where they may connect. Everything not listed is denied in the namespaces inferstack owns.
+them, and where they may connect, with ports on every rule. Each kind declares its pods' runtime paths
+(:mod:`inferstack.plan.runtime_paths`, ``WorkloadKind.paths``): clients and gateways reach the serving ports,
+Prometheus the metrics ports, operators their control ports, the group's own pods each other only where the kind
+says so. Everything not listed is denied in the namespaces inferstack owns.
 
 Sources, at the pinned versions:
 
@@ -21,14 +24,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE, PROMETHEUS_NAMESPACE
+from inferstack.catalog.kubernetes import PROMETHEUS_NAMESPACE
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.litellm import DatabaseMode, LiteLLMWorkloadConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelSourceType, VllmWorkloadConfig
 from inferstack.plan import ResolvedPlatform, ResolvedWorkload, resolve
 from inferstack.plan.bench import bench_pods
 from inferstack.plan.names import namespaces_to_create
+from inferstack.plan.runtime_paths import KNATIVE_GATEWAY_NAMESPACES, KNATIVE_NAMESPACE, RuntimePaths
 
 NAME_LABEL = "app.kubernetes.io/name"
 #: Labels of the one-off Jobs next to a workload (model sync, Neuron compile): they fetch and write the bucket.
@@ -39,13 +42,6 @@ POD_IDENTITY_AGENT = "169.254.170.23/32"
 ANYWHERE = "0.0.0.0/0"
 HTTPS = 443
 POSTGRES = 5432
-KNATIVE_NAMESPACE = "knative-serving"
-AIBRIX_NAMESPACES = ("aibrix-system", "envoy-gateway-system")
-#: Kinds whose pods call the Kubernetes API: Ray (KubeRay's autoscaler sidecar, Serve's controller), Dynamo
-#: (Kubernetes service discovery, ``<name>-k8s-service-discovery``).
-API_CALLERS = frozenset({"ray_serve", "dynamo"})
-#: Kinds whose pods download at start whatever the model source: NIM (NGC model profiles), Ollama (pulls tags).
-DOWNLOADERS = frozenset({"nim", "ollama"})
 
 
 @dataclass(frozen=True)
@@ -95,32 +91,23 @@ def workload_pods(workload: ResolvedWorkload) -> dict[str, str]:
     return {NAME_LABEL: workload.name}
 
 
-def _downloads(workload: ResolvedWorkload) -> bool:
-    sources = {model.config.source.type for model in workload.models}
-    return bool(workload.readers) or ModelSourceType.HF in sources or workload.kind in DOWNLOADERS
+def runtime_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
+    """The paths ``workload``'s kind declares for it (``WorkloadKind.paths``)."""
+    from inferstack.config.kinds import KINDS, load
+
+    return load(KINDS[workload.kind].paths)(platform, workload)
 
 
-def _clients(config: InferstackConfig, workload: ResolvedWorkload) -> Iterator[Peer]:
-    if config.network_policies.namespace_clients:
-        yield Peer(namespace=workload.namespace)
-    for namespace in config.network_policies.client_namespaces:
-        if namespace != workload.namespace or not config.network_policies.namespace_clients:
-            yield Peer(namespace=namespace)
-    if workload.kind == "ray_serve":
-        yield Peer(namespace=KUBERAY_NAMESPACE)
-    if isinstance(workload.config, VllmWorkloadConfig) and workload.config.aibrix is not None:
-        yield from (Peer(namespace=namespace) for namespace in AIBRIX_NAMESPACES)
-    if _knative(workload):
-        yield Peer(namespace=KNATIVE_NAMESPACE)
-        gateway = _knative_gateway(config)
-        if gateway is not None:
-            yield Peer(namespace=gateway)
-
-
-#: Where each Knative networking layer's gateway runs: callers of a Knative predictor reach it through the gateway
-#: (``<name>-predictor`` is an ExternalName for kourier-internal / knative-local-gateway), which then calls the
-#: activator or the pods (net-kourier and net-istio default installs).
-KNATIVE_GATEWAY_NAMESPACES = {"kourier": "kourier-system", "istio": "istio-system"}
+def _clients(config: InferstackConfig, workload: ResolvedWorkload, paths: RuntimePaths) -> Iterator[Peer]:
+    """Client namespaces on the serving ports (when clients connect to the pods), then the operators' calls."""
+    if paths.direct_clients:
+        if config.network_policies.namespace_clients:
+            yield Peer(namespace=workload.namespace, ports=paths.serving)
+        for namespace in config.network_policies.client_namespaces:
+            if namespace != workload.namespace or not config.network_policies.namespace_clients:
+                yield Peer(namespace=namespace, ports=paths.serving)
+    for call in paths.calls:
+        yield Peer(namespace=call.namespace, ports=call.ports)
 
 
 def _knative(workload: ResolvedWorkload) -> bool:
@@ -168,24 +155,26 @@ def _backends(platform: ResolvedPlatform, gateway: ResolvedWorkload) -> list[Res
 
 def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: list[ResolvedWorkload]) -> WorkloadFlows:
     config = platform.config
+    paths = runtime_paths(platform, workload)
     own = workload_pods(workload)
-    self_peer = Peer(namespace=workload.namespace, pods=own)
-    ingress = [self_peer, *_clients(config, workload)]
-    ingress += [Peer(namespace=g.namespace, pods=workload_pods(g)) for g in gateways]
-    if workload.config.monitoring:
-        ingress.append(Peer(namespace=PROMETHEUS_NAMESPACE, pods=PROMETHEUS_POD))
+    group = [] if paths.group == () else [Peer(namespace=workload.namespace, pods=own, ports=paths.group or ())]
+    ingress = [*group, *_clients(config, workload, paths)]
+    ingress += [Peer(namespace=g.namespace, pods=workload_pods(g), ports=paths.serving) for g in gateways]
+    if workload.config.monitoring and paths.metrics:
+        ingress.append(Peer(namespace=PROMETHEUS_NAMESPACE, pods=PROMETHEUS_POD, ports=paths.metrics))
     if workload.bench is not None:
-        ingress.append(Peer(namespace=workload.namespace, pods=bench_pods(workload.name)))
-    egress = [self_peer]
+        ingress.append(Peer(namespace=workload.namespace, pods=bench_pods(workload.name), ports=paths.serving))
+    egress = list(group)
     if workload.readers:
         egress.append(Peer(cidr=POD_IDENTITY_AGENT, ports=(80,)))
-    if _downloads(workload) or workload.kind in API_CALLERS:
+    if paths.downloads or paths.api_server:
         egress.append(Peer(cidr=ANYWHERE, ports=(HTTPS,)))
     gateway = workload.config
     if isinstance(gateway, LiteLLMWorkloadConfig):
         for backend in _backends(platform, workload):
-            egress += [Peer(namespace=backend.namespace, pods=workload_pods(backend)), *_service_peers(backend)]
-            egress += _to_knative(config, backend)
+            ports = runtime_paths(platform, backend).serving
+            egress += [Peer(namespace=backend.namespace, pods=workload_pods(backend), ports=ports)]
+            egress += [*_service_peers(backend), *_to_knative(config, backend)]
         providers = any(b.provider is not None for r in gateway.routes for b in r.backends)
         if providers and Peer(cidr=ANYWHERE, ports=(HTTPS,)) not in egress:
             egress.append(Peer(cidr=ANYWHERE, ports=(HTTPS,)))
@@ -221,7 +210,7 @@ def _service_peers(target: ResolvedWorkload) -> list[Peer]:
     return [Peer(namespace=target.namespace, ports=ports)] if ports else []
 
 
-def _bench_flows(config: InferstackConfig, workload: ResolvedWorkload) -> WorkloadFlows:
+def _bench_flows(platform: ResolvedPlatform, workload: ResolvedWorkload) -> WorkloadFlows:
     """A benchmark's pods: nothing comes in; out to the workload it loads (through Knative's gateway for a Knative
     predictor), the Pod Identity agent and S3."""
     return WorkloadFlows(
@@ -230,9 +219,13 @@ def _bench_flows(config: InferstackConfig, workload: ResolvedWorkload) -> Worklo
         pods=bench_pods(workload.name),
         ingress=(),
         egress=(
-            Peer(namespace=workload.namespace, pods=workload_pods(workload)),
+            Peer(
+                namespace=workload.namespace,
+                pods=workload_pods(workload),
+                ports=runtime_paths(platform, workload).serving,
+            ),
             *_service_peers(workload),
-            *_to_knative(config, workload),
+            *_to_knative(platform.config, workload),
             Peer(cidr=POD_IDENTITY_AGENT, ports=(80,)),
             Peer(cidr=ANYWHERE, ports=(HTTPS,)),
         ),
@@ -263,7 +256,7 @@ def network_flows(config: InferstackConfig) -> tuple[NamespaceFlows, ...]:
     for namespace in sorted(owned):
         workloads = [w for w in platform.workloads if w.namespace == namespace]
         flows = tuple(_flows(platform, w, routed.get((w.namespace, w.name), [])) for w in workloads)
-        flows += tuple(_bench_flows(config, w) for w in workloads if w.bench is not None)
+        flows += tuple(_bench_flows(platform, w) for w in workloads if w.bench is not None)
         batch = [MODEL_SYNC] if any(w.sync for w in workloads) else []
         if any(w.writes_bucket and w.pool.accelerator is AcceleratorKind.NEURON for w in workloads):
             batch.append(NEURON_COMPILE)

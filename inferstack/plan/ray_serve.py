@@ -11,7 +11,7 @@ from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.engine import VllmEngineConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.config.ray_serve import RayAutoscaling, RayServeWorkloadConfig
+from inferstack.config.ray_serve import NixlBackend, RayAutoscaling, RayServeWorkloadConfig
 from inferstack.config.workloads import WorkloadBase
 from inferstack.plan import ResolvedPool, ResolvedWorkload, Role, workload_plan
 from inferstack.plan.names import needs_reader, server_service_account
@@ -91,4 +91,13 @@ def plan_ray_serve(
             reads_bucket=reads,
             serves=False,
         )
-    return workload_plan(config, pools, index, workload, roles=roles, image=workload.image or ENGINE_IMAGES["ray-llm"])
+    image = workload.image or ENGINE_IMAGES[default_ray_image(workload)]
+    return workload_plan(config, pools, index, workload, roles=roles, image=image)
+
+
+def default_ray_image(workload: RayServeWorkloadConfig) -> str:
+    """The catalog key of the default image: ``ray-llm-efa`` (the AWS Ray LLM DLC: libfabric, aws-ofi-nccl) when
+    prefill/decode asks NIXL for LIBFABRIC — rayproject/ray-llm has no libfabric, so the plugin cannot load there —
+    else ``ray-llm``."""
+    pd = workload.prefill_decode
+    return "ray-llm-efa" if pd is not None and NixlBackend.LIBFABRIC in pd.kv_backends else "ray-llm"

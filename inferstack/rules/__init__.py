@@ -18,6 +18,7 @@ from inferstack.rules import (
     efa,
     eks_endpoint,
     eks_logging,
+    images,
     karpenter_limits,
     node_daemons,
     placement,
@@ -40,6 +41,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     secrets.RULE,
     *bench.RULES,
     *checklist.RULES,
+    *images.RULES,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 

@@ -102,9 +102,30 @@ def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
         # Grafana with its dashboard sidecar (chart defaults: label grafana_dashboard "1", every namespace); the admin
         # password is the grafana chart's generated one (88.5.3 sets none). The grafana subchart's own values are not
         # vendored, so nothing else of it is set.
-        "grafana": {"enabled": config.grafana},
+        "grafana": {"enabled": config.grafana, "nodeSelector": SYSTEM_NODES},
         "alertmanager": {"enabled": False},
-        "prometheusOperator": {"nodeSelector": SYSTEM_NODES},
+        # EKS runs the control plane outside the cluster: no controller-manager, scheduler or etcd pod exists to
+        # scrape, so their Services select nothing and the chart's ``absent(up{job=…})`` alerts
+        # (KubeControllerManagerDown, KubeSchedulerDown, etcdMembersDown…) would fire for as long as the cluster runs
+        # (the rendered-charts gate holds every rule's job to a target that exists). Alertmanager is not installed:
+        # its rules go too.
+        "kubeControllerManager": {"enabled": False},
+        "kubeScheduler": {"enabled": False},
+        "kubeEtcd": {"enabled": False},
+        "defaultRules": {
+            "rules": {
+                "alertmanager": False,
+                "etcd": False,
+                "kubeControllerManager": False,
+                "kubeSchedulerAlerting": False,
+                "kubeSchedulerRecording": False,
+            }
+        },
+        "prometheusOperator": {
+            "nodeSelector": SYSTEM_NODES,
+            # the webhook certificate Jobs (admission-create / -patch) read their own key
+            "admissionWebhooks": {"patch": {"nodeSelector": SYSTEM_NODES}},
+        },
         "kube-state-metrics": {"nodeSelector": SYSTEM_NODES},
         "prometheus": {
             "prometheusSpec": {

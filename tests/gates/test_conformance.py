@@ -36,6 +36,11 @@ UNVENDORED_SUBCHART_KEYS: dict[tuple[str, str], str] = {
         "kube-state-metrics 8.4.0 is a remote dependency of kube-prometheus-stack 88.5.3 (not vendored); "
         "nodeSelector is a top-level key of its values.yaml (prometheus-community/helm-charts)"
     ),
+    ("kube-prometheus-stack", "grafana.nodeSelector"): (
+        "grafana 12.11.1 (grafana-community/helm-charts 864f7794) is a remote dependency of kube-prometheus-stack "
+        "88.5.3: only its full source is vendored (../shared/upstream/charts-src/kube-prometheus-stack/88.5.3/charts/"
+        "grafana/values.yaml:438, top-level nodeSelector); tests/gates/test_what_runs.py renders it and sees it land"
+    ),
 }
 
 

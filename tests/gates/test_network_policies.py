@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
-from inferstack.config.workloads import ModelSourceType
 from inferstack.constructs.checks.network import Address, Pod, connection_allowed
 from inferstack.constructs.checks.pods import all_pod_templates
+from inferstack.constructs.checks.references import selector_matches
+from inferstack.gates.projections import projected_pods
 from inferstack.plan import resolve
-from inferstack.plan.endpoints import NoEndpointError, endpoint_of
 from inferstack.plan.names import namespaces_to_create
-from inferstack.plan.network import API_CALLERS, DOWNLOADERS, _backends
+from inferstack.plan.network import _backends, runtime_paths
+from inferstack.plan.runtime_paths import RAY_INTERNAL
 
 PROMETHEUS = Pod("monitoring", {"app.kubernetes.io/name": "prometheus"})
 DNS = Pod("kube-system", {"k8s-app": "kube-dns"})
@@ -76,7 +77,30 @@ def test_vpc_cni_enforces_network_policies(default_app):
     assert addon["Properties"]["ConfigurationValues"] == '{"enableNetworkPolicy": "true"}'
 
 
+def _scraped_ports(objects: list[dict[str, Any]], workload) -> set[int]:
+    """The container ports the workload's PodMonitors scrape, resolved on the pods that run (named ports looked up in
+    the pod templates and the operators' projected pods)."""
+    templates = [*all_pod_templates(objects), *all_pod_templates(projected_pods(objects))]
+    ports: set[int] = set()
+    for monitor in objects:
+        if monitor.get("kind") != "PodMonitor" or monitor["metadata"]["namespace"] != workload.namespace:
+            continue
+        selector = monitor["spec"]["selector"]
+        for template in templates:
+            if template.namespace != workload.namespace or not selector_matches(selector, template.labels):
+                continue
+            if template.labels.get("app.kubernetes.io/name") != workload.name:
+                continue
+            named = {p.get("name"): p["containerPort"] for _, c in template.containers() for p in c.get("ports") or []}
+            for endpoint in monitor["spec"]["podMetricsEndpoints"]:
+                port = endpoint.get("portNumber") or named.get(endpoint.get("port"))
+                assert port, f"{monitor['metadata']['name']}: port {endpoint.get('port')} is on no pod it selects"
+                ports.add(int(port))
+    return ports
+
+
 def test_app_paths_are_admitted(any_app):
+    """Every path a kind declares (inferstack/plan/runtime_paths.py), and every port a PodMonitor that runs scrapes."""
     objects = any_app.kubernetes_objects()
     platform = resolve(any_app.config)
     pods = pods_by_workload(objects)
@@ -84,24 +108,31 @@ def test_app_paths_are_admitted(any_app):
     for workload in platform.workloads:
         if workload.namespace not in owned:
             continue
+        paths = runtime_paths(platform, workload)
         mine = pods[(workload.namespace, workload.name)]
         for source in mine:
             assert connection_allowed(objects, source, DNS, 53, "UDP"), f"{workload.name}: DNS"
-            for target in mine:  # multi-node, Ray head/workers, prefill/decode, gateway → its database
-                assert connection_allowed(objects, source, target, 6379), f"{workload.name}: own pods"
+            for target in mine:
+                for port in (6379, 29501, 19090) if paths.group is None else paths.group:
+                    assert connection_allowed(objects, source, target, port), f"{workload.name}: own pods {port}"
         if workload.config.monitoring:
-            assert all(connection_allowed(objects, PROMETHEUS, pod, 8000) for pod in mine), workload.name
+            for port in _scraped_ports(objects, workload) | set(paths.metrics):
+                assert all(connection_allowed(objects, PROMETHEUS, pod, port) for pod in mine), (workload.name, port)
         client = Pod(workload.namespace, {"app": "client"})
-        assert all(connection_allowed(objects, client, pod, 8000) for pod in mine), f"{workload.name}: clients"
-        downloads = bool(workload.readers) or workload.kind in DOWNLOADERS | API_CALLERS
-        downloads |= any(m.config.source.type is ModelSourceType.HF for m in workload.models)
-        if downloads:
+        if paths.direct_clients:
+            for port in paths.serving:
+                assert all(connection_allowed(objects, client, pod, port) for pod in mine), f"{workload.name}: clients"
+        for call in paths.calls:
+            caller = Pod(call.namespace, {"app": "operator"})
+            for port in call.ports:
+                assert all(connection_allowed(objects, caller, pod, port) for pod in mine), (workload.name, call)
+        if paths.downloads or paths.api_server:
             assert all(connection_allowed(objects, pod, S3, 443) for pod in mine), f"{workload.name}: HTTPS out"
         if workload.readers:
             assert all(connection_allowed(objects, pod, POD_IDENTITY, 80) for pod in mine), workload.name
         if workload.kind == "litellm":
             for backend in _backends(platform, workload):
-                port = _port(backend)
+                port = runtime_paths(platform, backend).serving[0]
                 for target in pods[(backend.namespace, backend.name)]:
                     assert all(connection_allowed(objects, g, target, port) for g in mine), backend.name
     for job in batch_pods(objects):
@@ -109,13 +140,9 @@ def test_app_paths_are_admitted(any_app):
         assert connection_allowed(objects, job, POD_IDENTITY, 80)
 
 
-def _port(workload) -> int:
-    try:
-        base = endpoint_of(workload.config).api_base
-    except NoEndpointError:
-        return 8000
-    host = base.split("//", 1)[1].split("/", 1)[0]
-    return int(host.rsplit(":", 1)[1]) if ":" in host else 80
+#: Ports no client may reach on any serving pod: Ray's GCS, dashboard, client server and dashboard agent, and a port
+#: no kind serves on.
+CONTROL_PORTS = (*RAY_INTERNAL, 7777)
 
 
 def test_nothing_else_is_admitted(any_app):
@@ -131,14 +158,26 @@ def test_nothing_else_is_admitted(any_app):
     for workload in platform.workloads:
         if workload.namespace not in owned:
             continue
+        paths = runtime_paths(platform, workload)
         mine = pods[(workload.namespace, workload.name)]
         neighbour = Pod(workload.namespace, {"app": "client"})
         assert not connection_allowed(objects, neighbour, S3, 443), f"{workload.namespace}: default deny egress"
         for pod in mine:
+            for port in (*CONTROL_PORTS, *paths.metrics):
+                if port in paths.serving:
+                    continue
+                assert not connection_allowed(objects, neighbour, pod, port), f"{workload.name}: a client on {port}"
+            if not paths.direct_clients:
+                assert not any(connection_allowed(objects, neighbour, pod, p) for p in paths.serving), workload.name
+            if paths.group == ():
+                for other in mine:
+                    assert not connection_allowed(objects, pod, other, 6379), f"{workload.name}: replicas apart"
             assert not connection_allowed(objects, stranger, pod, 8000), f"{workload.name}: another namespace"
             assert not connection_allowed(objects, impostor, pod, 8000), f"{workload.name}: not Prometheus"
             assert not connection_allowed(objects, pod, S3, 80), f"{workload.name}: plain HTTP out"
             assert not connection_allowed(objects, pod, stranger, 8000), f"{workload.name}: out to another namespace"
+            if not (paths.downloads or paths.api_server or workload.kind == "litellm"):
+                assert not connection_allowed(objects, pod, S3, 443), f"{workload.name}: HTTPS out it never uses"
             for job in batch_pods(objects):
                 assert not connection_allowed(objects, job, pod, 8000), f"{workload.name}: from a batch Job"
         for other in platform.workloads:
@@ -153,12 +192,41 @@ def test_nothing_else_is_admitted(any_app):
                     assert not connection_allowed(objects, source, target, 8000), f"{workload.name} → {other.name}"
 
 
+def test_a_ray_client_reaches_serve_and_nothing_of_the_cluster(ray_multi_app):
+    """Defect: client ingress listed no ports, so a client of the Ray app reached the Jobs API on 8265 (Ray 2.58 runs
+    with authentication off by default) and could run code in a cluster holding HF_TOKEN."""
+    objects = ray_multi_app.kubernetes_objects()
+    platform = resolve(ray_multi_app.config)
+    (workload,) = [w for w in platform.workloads if w.kind == "ray_serve"]
+    client = Pod(workload.namespace, {"app": "client"})
+    kuberay = Pod("kuberay-system", {"app.kubernetes.io/name": "kuberay-operator"})
+    for pod in pods_by_workload(objects)[(workload.namespace, workload.name)]:
+        assert connection_allowed(objects, client, pod, 8000)
+        for port in RAY_INTERNAL:
+            assert not connection_allowed(objects, client, pod, port), port
+        assert connection_allowed(objects, kuberay, pod, 8265)
+        assert not connection_allowed(objects, kuberay, pod, 6379)
+
+
+def test_aibrix_adapters_reach_the_hub(aibrix_app):
+    """Defect: vLLM downloads a huggingface:// adapter itself when AIBrix's controller loads it
+    (pkg/controller/modeladapter/lora_client.go, v0.7.0); the pod had no egress to 443."""
+    objects = aibrix_app.kubernetes_objects()
+    platform = resolve(aibrix_app.config)
+    (workload,) = [w for w in platform.workloads if getattr(w.config, "aibrix", None) is not None]
+    controller = Pod("aibrix-system", {"app": "aibrix-controller-manager"})
+    for pod in pods_by_workload(objects)[(workload.namespace, workload.name)]:
+        assert connection_allowed(objects, pod, S3, 443)
+        assert connection_allowed(objects, controller, pod, 8000)
+        assert not connection_allowed(objects, controller, pod, 9999)
+
+
 def test_pods_without_downloads_get_no_https(s3_mount_app):
     """An s3_mount model is read by the CSI driver on the node: the engine pods reach nothing outside."""
     objects = s3_mount_app.kubernetes_objects()
     platform = resolve(s3_mount_app.config)
     pods = pods_by_workload(objects)
-    quiet = [w for w in platform.workloads if not w.readers and w.kind not in DOWNLOADERS | API_CALLERS]
+    quiet = [w for w in platform.workloads if not (lambda p: p.downloads or p.api_server)(runtime_paths(platform, w))]
     assert quiet
     for workload in quiet:
         for pod in pods[(workload.namespace, workload.name)]:

@@ -1,0 +1,274 @@
+"""Checks over the objects a cluster runs: ours, the Helm releases rendered with our values and the pods operators
+make. Each check is a pure function from objects (and the resolved pools) to findings, one string each naming the
+object and the fix; ``[]`` means it holds.
+
+What each models:
+
+* :func:`controllers_off_system_pool` — every controller pod (Deployment, StatefulSet, Job, CronJob, and the
+  Prometheus / Alertmanager custom resources whose StatefulSets prometheus-operator makes) selects the system node
+  group (``inferstack.io/pool: system``): the value we set under the key the pinned chart really reads.
+* :func:`daemons_missing_tolerations` — a DaemonSet tolerates the taints of every pool whose nodes its node
+  selector admits (the pools it serves).
+* :func:`unpinned_images` — every image has a tag other than ``latest``/``main``/``master``, or a digest.
+* :func:`missing_webhook_services` — every webhook's ``clientConfig.service`` names a Service that exists.
+* :func:`unresolvable_alert_jobs` — every ``job="…"`` an alerting or recording rule reads is a scrape job that
+  exists, and the Service behind it selects pods that run on EKS (control-plane components do not).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
+from inferstack.constructs.checks.pods import PodTemplate, all_pod_templates
+
+Objects = Sequence[Mapping[str, Any]]
+
+#: Controllers: what a Deployment, StatefulSet or Job runs should land on the system nodes.
+CONTROLLER_KINDS = frozenset({"Deployment", "StatefulSet", "Job", "CronJob", "ReplicaSet"})
+#: Custom resources whose pods prometheus-operator makes; their pod fields sit under ``spec``.
+OPERATOR_POD_SPECS = frozenset({"Prometheus", "Alertmanager", "ThanosRuler", "PrometheusAgent"})
+#: Tags that move.
+MOVING_TAGS = frozenset({"latest", "main", "master", "nightly", "dev", "edge", "stable"})
+#: Pods EKS itself runs in kube-system (the managed add-ons), by label: a Service selecting one of these selects
+#: something. EKS runs the control plane (apiserver, controller-manager, scheduler, etcd) outside the cluster.
+EKS_MANAGED_PODS: tuple[Mapping[str, str], ...] = (
+    {"k8s-app": "aws-node"},
+    {"k8s-app": "kube-proxy"},
+    {"k8s-app": "kube-dns"},
+    {"app.kubernetes.io/name": "eks-pod-identity-agent"},
+)
+#: Scrape jobs Prometheus always has: its own and prometheus-operator's kubelet endpoints (the operator manages
+#: the ``<release>-kubelet`` Service itself, ``--kubelet-service``).
+BUILT_IN_JOBS = frozenset({"kubelet"})
+#: Services every cluster has: ``default/kubernetes`` (the API server's endpoints; labels from k8s.io/kubernetes
+#: ``pkg/controlplane/controller/kubernetesservice``), which kube-prometheus-stack's ``apiserver`` job scrapes.
+BUILT_IN_SERVICES: tuple[Mapping[str, Any], ...] = (
+    {
+        "kind": "Service",
+        "metadata": {
+            "name": "kubernetes",
+            "namespace": "default",
+            "labels": {"component": "apiserver", "provider": "kubernetes"},
+        },
+        "spec": {},
+    },
+)
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _ref(obj: Mapping[str, Any]) -> str:
+    meta = _meta(obj)
+    return f"{obj.get('kind')}/{meta.get('namespace') or '-'}/{meta.get('name')}"
+
+
+# -- placement -------------------------------------------------------------------------------------------------
+def controllers_off_system_pool(objects: Objects) -> list[str]:
+    findings: list[str] = []
+    for template in all_pod_templates(list(objects)):
+        if template.owner.get("kind") not in CONTROLLER_KINDS:
+            continue
+        selector = template.spec.get("nodeSelector") or {}
+        if selector.get(POOL_LABEL) != SYSTEM_POOL and not _requires_system_pool(template.spec):
+            findings.append(
+                f"{template.ref} {template.path}.spec.nodeSelector: {dict(selector)} — a controller pod must "
+                f"select {POOL_LABEL}={SYSTEM_POOL} (set it under the key the pinned chart reads)"
+            )
+    for obj in objects:
+        if obj.get("kind") in OPERATOR_POD_SPECS:
+            selector = (obj.get("spec") or {}).get("nodeSelector") or {}
+            if selector.get(POOL_LABEL) != SYSTEM_POOL:
+                findings.append(f"{_ref(obj)} spec.nodeSelector: {dict(selector)} — select {POOL_LABEL}={SYSTEM_POOL}")
+    return findings
+
+
+def _requires_system_pool(spec: Mapping[str, Any]) -> bool:
+    """A required node affinity whose every term holds ``inferstack.io/pool In [system]``."""
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    terms = required.get("nodeSelectorTerms") or []
+    return bool(terms) and all(
+        any(
+            e.get("key") == POOL_LABEL and e.get("operator") == "In" and e.get("values") == [SYSTEM_POOL]
+            for e in term.get("matchExpressions") or ()
+        )
+        for term in terms
+    )
+
+
+def _tolerates(tolerations: Iterable[Mapping[str, Any]], key: str, effect: str) -> bool:
+    for toleration in tolerations:
+        if toleration.get("effect") not in (None, "", effect):
+            continue
+        if toleration.get("operator") == "Exists" and not toleration.get("key"):
+            return True
+        if toleration.get("key") == key:
+            return True
+    return False
+
+
+def _admits(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
+    """Whether a node with ``labels`` (the pool's, plus ``kubernetes.io/os: linux``) passes ``selector``; keys
+    the pool does not set (hardware labels that NFD or the instance adds) are taken as present."""
+    node = {"kubernetes.io/os": "linux", **labels}
+    return all(node.get(k, v) == v for k, v in selector.items())
+
+
+def daemons_missing_tolerations(
+    objects: Objects, pools: Mapping[str, tuple[Mapping[str, str], Iterable[tuple[str, str]]]]
+) -> list[str]:
+    """``pools``: name → (labels, taints as ``(key, effect)``)."""
+    findings: list[str] = []
+    for template in all_pod_templates(list(objects)):
+        if template.owner.get("kind") != "DaemonSet":
+            continue
+        selector = template.spec.get("nodeSelector") or {}
+        tolerations = template.spec.get("tolerations") or []
+        for pool, (labels, taints) in sorted(pools.items()):
+            if not _admits(selector, labels):
+                continue
+            missing = sorted(f"{k}:{e}" for k, e in taints if not _tolerates(tolerations, k, e))
+            if missing:
+                findings.append(
+                    f"{template.ref}: selects the nodes of pool {pool!r} but does not tolerate {missing} — add the "
+                    "tolerations, or select only the pools it serves"
+                )
+    return findings
+
+
+# -- images ------------------------------------------------------------------------------------------------------
+def image_pinned(image: str) -> bool:
+    if "@sha256:" in image:
+        return True
+    name = image.rsplit("/", 1)[-1]
+    if ":" not in name:
+        return False
+    tag = name.rsplit(":", 1)[1]
+    return bool(tag) and tag not in MOVING_TAGS and "${" not in tag
+
+
+def _images(template: PodTemplate) -> Iterator[tuple[str, str]]:
+    for field, container in template.containers():
+        yield f"{field}/{container.get('name')}", str(container.get("image") or "")
+
+
+def unpinned_images(objects: Objects) -> list[str]:
+    return [
+        f"{t.ref} {where}: image {image!r} — pin a release tag or a digest"
+        for t in all_pod_templates(list(objects))
+        for where, image in _images(t)
+        if not image_pinned(image)
+    ]
+
+
+# -- webhooks --------------------------------------------------------------------------------------------------
+def missing_webhook_services(objects: Objects) -> list[str]:
+    services = {(_meta(o).get("namespace"), _meta(o).get("name")) for o in objects if o.get("kind") == "Service"}
+    findings: list[str] = []
+    for obj in objects:
+        if obj.get("kind") not in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+            continue
+        for hook in obj.get("webhooks") or ():
+            service = (hook.get("clientConfig") or {}).get("service")
+            if service and (service.get("namespace"), service.get("name")) not in services:
+                findings.append(
+                    f"{_ref(obj)} webhook {hook.get('name')}: Service {service.get('namespace')}/"
+                    f"{service.get('name')} does not exist — every call fails ({hook.get('failurePolicy', 'Fail')})"
+                )
+    return findings
+
+
+# -- alerts ------------------------------------------------------------------------------------------------------
+_JOB_MATCHER = re.compile(r'\bjob\s*(=~|=)\s*"([^"]*)"')
+
+
+def _selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def _running_pods(objects: Objects) -> list[tuple[str, Mapping[str, str]]]:
+    pods = [(t.namespace, t.labels) for t in all_pod_templates(list(objects))]
+    pods += [("kube-system", labels) for labels in EKS_MANAGED_PODS]
+    return pods
+
+
+def scrape_jobs(objects: Objects) -> dict[str, list[str]]:
+    """Scrape job name → problems of its target (``[]``: it scrapes pods that exist). ServiceMonitor jobs are the
+    Service's name, or its ``jobLabel`` label's value (prometheus-operator); PodMonitor jobs ``<ns>/<name>`` or
+    ``jobLabel``."""
+    services = [*BUILT_IN_SERVICES, *(o for o in objects if o.get("kind") == "Service")]
+    pods = _running_pods(objects)
+    jobs: dict[str, list[str]] = {job: [] for job in BUILT_IN_JOBS}
+    for monitor in objects:
+        spec = monitor.get("spec") or {}
+        selector = (spec.get("selector") or {}).get("matchLabels") or {}
+        namespaces = (spec.get("namespaceSelector") or {}).get("matchNames") or [_meta(monitor).get("namespace")]
+        if monitor.get("kind") == "ServiceMonitor":
+            for service in services:
+                meta = _meta(service)
+                if meta.get("namespace") not in namespaces or not _selects(selector, meta.get("labels") or {}):
+                    continue
+                label = spec.get("jobLabel")
+                job = (meta.get("labels") or {}).get(label) if label else meta.get("name")
+                target = (service.get("spec") or {}).get("selector") or {}
+                ns = meta.get("namespace")
+                problems = jobs.setdefault(str(job), [])
+                if target and not any(p_ns == ns and _selects(target, labels) for p_ns, labels in pods):
+                    problems.append(f"Service {ns}/{meta.get('name')} selects {dict(target)}: no such pods run")
+        elif monitor.get("kind") == "PodMonitor":
+            label = spec.get("jobLabel")
+            job = selector.get(label) if label else f"{_meta(monitor).get('namespace')}/{_meta(monitor).get('name')}"
+            jobs.setdefault(str(job), [])
+    return jobs
+
+
+def _rules(objects: Objects) -> Iterator[tuple[str, str, str]]:
+    for obj in objects:
+        if obj.get("kind") != "PrometheusRule":
+            continue
+        for group in (obj.get("spec") or {}).get("groups") or ():
+            for rule in group.get("rules") or ():
+                name = rule.get("alert") or rule.get("record") or "?"
+                yield _ref(obj), str(name), str(rule.get("expr") or "")
+
+
+def unresolvable_alert_jobs(objects: Objects) -> list[str]:
+    jobs = scrape_jobs(objects)
+    findings: list[str] = []
+    for ref, name, expr in _rules(objects):
+        for op, value in _JOB_MATCHER.findall(expr):
+            matched = [j for j in jobs if (re.fullmatch(value, j) if op == "=~" else j == value)]
+            if not matched:
+                findings.append(f"{ref} {name}: job {op}{value!r} — no scrape job has that name (it never resolves)")
+            for job in matched:
+                for problem in jobs[job]:
+                    findings.append(f"{ref} {name}: job {job!r} — {problem} (the alert never resolves)")
+    return findings
+
+
+# -- resources ---------------------------------------------------------------------------------------------------
+def requests_over_limits(objects: Objects) -> list[str]:
+    """A container whose request exceeds its limit is refused by the API server (``Invalid value: must be less
+    than or equal to … limit``; k8s.io/kubernetes ``pkg/apis/core/validation`` ValidateResourceRequirements)."""
+    from inferstack.constructs.checks.references import parse_quantity
+
+    findings: list[str] = []
+    for template in all_pod_templates(list(objects)):
+        for field, container in template.containers():
+            resources = container.get("resources") or {}
+            requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+            for name, limit in limits.items():
+                request, ceiling = parse_quantity(requests.get(name)), parse_quantity(limit)
+                if request is not None and ceiling is not None and request > ceiling:
+                    findings.append(
+                        f"{template.ref} {field}/{container.get('name')}: requests.{name} {requests[name]} > "
+                        f"limits.{name} {limit} — the API server refuses the pod; set the limit (≥ the request) "
+                        "where the merged container gets it"
+                    )
+    return findings

@@ -1,0 +1,259 @@
+"""Each check of inferstack/gates/cluster_view.py and each operator projection, on small objects: a compliant and a
+non-compliant case."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferstack.gates import cluster_view as checks
+from inferstack.gates.projections import kserve_pods, merge_container, prometheus_pods, ray_pods
+
+
+def _deployment(name: str, spec: dict[str, Any], kind: str = "Deployment", ns: str = "x") -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"template": {"metadata": {"labels": {"app": name}}, "spec": spec}},
+    }
+
+
+SYSTEM = {"inferstack.io/pool": "system"}
+
+
+def test_a_controller_on_the_system_pool_passes():
+    assert checks.controllers_off_system_pool([_deployment("c", {"nodeSelector": SYSTEM, "containers": []})]) == []
+
+
+def test_a_controller_held_there_by_required_affinity_passes():
+    term = {"matchExpressions": [{"key": "inferstack.io/pool", "operator": "In", "values": ["system"]}]}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+    assert checks.controllers_off_system_pool([_deployment("c", {"affinity": affinity, "containers": []})]) == []
+
+
+def test_a_controller_without_the_selector_is_named():
+    (finding,) = checks.controllers_off_system_pool([_deployment("grafana", {"nodeSelector": {"other": "x"}})])
+    assert finding.startswith("Deployment/x/grafana") and "inferstack.io/pool=system" in finding
+
+
+def test_a_prometheus_off_the_system_pool_is_named():
+    prometheus = {"kind": "Prometheus", "metadata": {"name": "p", "namespace": "m"}, "spec": {}}
+    assert checks.controllers_off_system_pool([prometheus])
+
+
+GPU_POOL = {"gpu": ({"inferstack.io/pool": "gpu"}, frozenset({("nvidia.com/gpu", "NoSchedule")}))}
+
+
+def test_a_daemon_tolerating_its_pools_taints_passes():
+    spec = {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
+    assert checks.daemons_missing_tolerations([_deployment("d", spec, kind="DaemonSet")], GPU_POOL) == []
+
+
+def test_a_daemon_selecting_other_pools_needs_no_toleration():
+    spec = {"nodeSelector": {"inferstack.io/pool": "neuron"}}
+    assert checks.daemons_missing_tolerations([_deployment("d", spec, kind="DaemonSet")], GPU_POOL) == []
+
+
+def test_a_daemon_missing_a_toleration_is_named():
+    (finding,) = checks.daemons_missing_tolerations([_deployment("d", {}, kind="DaemonSet")], GPU_POOL)
+    assert "pool 'gpu'" in finding and "nvidia.com/gpu:NoSchedule" in finding
+
+
+def test_pinned_and_moving_images():
+    assert checks.image_pinned("quay.io/a/b:v1.2.3")
+    assert checks.image_pinned("registry:5000/a/b@sha256:" + "0" * 64)
+    assert not checks.image_pinned("registry:5000/a/b")
+    assert not checks.image_pinned("ghcr.io/a/b:latest")
+    assert not checks.image_pinned("ghcr.io/a/b:main")
+    (finding,) = checks.unpinned_images([_deployment("d", {"containers": [{"name": "c", "image": "busybox"}]})])
+    assert "containers/c" in finding
+
+
+def _webhook(service: str) -> dict[str, Any]:
+    hook = {"name": "h", "clientConfig": {"service": {"namespace": "x", "name": service}}}
+    return {"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"}, "webhooks": [hook]}
+
+
+def test_a_webhook_with_its_service_passes():
+    service = {"kind": "Service", "metadata": {"name": "svc", "namespace": "x"}}
+    assert checks.missing_webhook_services([_webhook("svc"), service]) == []
+
+
+def test_a_webhook_without_its_service_is_named():
+    (finding,) = checks.missing_webhook_services([_webhook("gone")])
+    assert "x/gone does not exist" in finding
+
+
+def _rule(expr: str) -> dict[str, Any]:
+    groups = [{"name": "g", "rules": [{"alert": "Down", "expr": expr}]}]
+    return {"kind": "PrometheusRule", "metadata": {"name": "r", "namespace": "m"}, "spec": {"groups": groups}}
+
+
+def _monitor_and_service(pod_selector: dict[str, str]) -> list[dict[str, Any]]:
+    service = {
+        "kind": "Service",
+        "metadata": {
+            "name": "kcm",
+            "namespace": "kube-system",
+            "labels": {"app": "kcm", "jobLabel": "kube-controller-manager"},
+        },
+        "spec": {"selector": pod_selector},
+    }
+    monitor = {
+        "kind": "ServiceMonitor",
+        "metadata": {"name": "kcm", "namespace": "m"},
+        "spec": {
+            "jobLabel": "jobLabel",
+            "selector": {"matchLabels": {"app": "kcm"}},
+            "namespaceSelector": {"matchNames": ["kube-system"]},
+        },
+    }
+    return [service, monitor]
+
+
+def test_an_alert_on_a_job_scraping_pods_that_run_resolves():
+    objects = [
+        _rule('absent(up{job="kube-controller-manager"} == 1)'),
+        *_monitor_and_service({"k8s-app": "kube-proxy"}),
+    ]
+    assert checks.unresolvable_alert_jobs(objects) == []
+
+
+def test_an_alert_on_a_control_plane_component_eks_hides_is_named():
+    objects = [
+        _rule('absent(up{job="kube-controller-manager"} == 1)'),
+        *_monitor_and_service({"component": "kube-controller-manager"}),
+    ]
+    (finding,) = checks.unresolvable_alert_jobs(objects)
+    assert "no such pods run" in finding
+
+
+def test_an_alert_on_a_job_nobody_scrapes_is_named():
+    (finding,) = checks.unresolvable_alert_jobs([_rule('up{job="nothing"} == 0')])
+    assert "no scrape job" in finding
+
+
+def test_the_api_servers_job_is_the_built_in_kubernetes_service():
+    monitor = {
+        "kind": "ServiceMonitor",
+        "metadata": {"name": "apiserver", "namespace": "m"},
+        "spec": {
+            "jobLabel": "component",
+            "selector": {"matchLabels": {"component": "apiserver", "provider": "kubernetes"}},
+            "namespaceSelector": {"matchNames": ["default"]},
+        },
+    }
+    assert checks.unresolvable_alert_jobs([_rule('up{job="apiserver"} == 0'), monitor]) == []
+
+
+def test_requests_within_and_over_limits():
+    ok = {"name": "c", "resources": {"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}}}
+    over = {"name": "c", "resources": {"requests": {"cpu": "7"}, "limits": {"cpu": "1"}}}
+    assert checks.requests_over_limits([_deployment("d", {"containers": [ok]})]) == []
+    (finding,) = checks.requests_over_limits([_deployment("d", {"containers": [over]})])
+    assert "requests.cpu 7 > limits.cpu 1" in finding
+
+
+# -- projections -------------------------------------------------------------------------------------------------
+RUNTIME = {
+    "kind": "ClusterServingRuntime",
+    "metadata": {"name": "kserve-huggingfaceserver"},
+    "spec": {
+        "supportedModelFormats": [{"name": "huggingface", "autoSelect": True}],
+        "containers": [
+            {
+                "name": "kserve-container",
+                "image": "kserve/huggingfaceserver:v0.20.0",
+                "args": ["--model_name={{.Name}}"],
+                "env": [{"name": "A", "value": "runtime"}],
+                "resources": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "1", "memory": "2Gi"}},
+            }
+        ],
+    },
+}
+
+
+def _isvc(resources: dict[str, Any], storage_uri: str = "pvc://claim", mode: str = "Knative") -> dict[str, Any]:
+    model = {
+        "modelFormat": {"name": "huggingface"},
+        "args": ["--x"],
+        "env": [{"name": "A", "value": "ours"}],
+        "resources": resources,
+        "storageUri": storage_uri,
+    }
+    return {
+        "kind": "InferenceService",
+        "metadata": {"name": "m", "namespace": "ns", "annotations": {"serving.kserve.io/deploymentMode": mode}},
+        "spec": {"predictor": {"model": model, "nodeSelector": {"pool": "gpu"}}},
+    }
+
+
+def test_kserve_merges_resources_key_by_key():
+    merged = merge_container(
+        RUNTIME["spec"]["containers"][0], {"resources": {"requests": {"cpu": "7"}, "limits": {"memory": "50Gi"}}}
+    )
+    assert merged["resources"] == {"requests": {"cpu": "7", "memory": "2Gi"}, "limits": {"cpu": "1", "memory": "50Gi"}}
+
+
+def test_the_kserve_predictor_pod_carries_the_runtime_merge():
+    (pod,) = kserve_pods([RUNTIME, _isvc({"requests": {"cpu": "7"}})])
+    main, proxy = pod["spec"]["containers"]
+    assert main["args"] == ["--model_name={{.Name}}", "--x"]
+    assert main["env"] == [{"name": "A", "value": "ours"}]
+    assert main["image"] == "kserve/huggingfaceserver:v0.20.0"
+    assert {"name": "kserve-pvc-source", "mountPath": "/mnt/models", "readOnly": True} in main["volumeMounts"]
+    assert proxy["name"] == "queue-proxy" and pod["spec"]["nodeSelector"] == {"pool": "gpu"}
+    assert checks.requests_over_limits([pod])
+
+
+def test_a_standard_predictor_gets_no_queue_proxy_and_an_s3_uri_the_storage_initializer():
+    (pod,) = kserve_pods([RUNTIME, _isvc({}, storage_uri="s3://b/m", mode="Standard")])
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["kserve-container"]
+    assert [c["name"] for c in pod["spec"]["initContainers"]] == ["storage-initializer"]
+
+
+def test_an_isvc_without_its_runtime_is_marked():
+    (pod,) = kserve_pods([_isvc({})])
+    assert "inferstack.io/missing-runtime" in pod["metadata"]["annotations"]
+
+
+def _ray(auth: bool) -> dict[str, Any]:
+    container = {
+        "name": "ray-head",
+        "image": "rayproject/ray-llm:2.58.0",
+        "ports": [{"name": "serve", "containerPort": 8000}],
+    }
+    cluster = {
+        "enableInTreeAutoscaling": True,
+        "headGroupSpec": {"template": {"spec": {"containers": [container]}}},
+        "workerGroupSpecs": [
+            {"groupName": "gpu", "template": {"spec": {"containers": [{**container, "name": "ray-worker"}]}}}
+        ],
+        **({"authOptions": {"mode": "token"}} if auth else {}),
+    }
+    return {"kind": "RayService", "metadata": {"name": "r", "namespace": "ns"}, "spec": {"rayClusterConfig": cluster}}
+
+
+def test_kuberay_adds_its_labels_metrics_port_sidecar_and_init_container():
+    head, worker = ray_pods([_ray(auth=False)])
+    assert (
+        head["metadata"]["labels"]["ray.io/node-type"] == "head"
+        and head["metadata"]["labels"]["ray.io/group"] == "headgroup"
+    )
+    assert {"name": "metrics", "containerPort": 8080} in head["spec"]["containers"][0]["ports"]
+    assert [c["name"] for c in head["spec"]["containers"]] == ["ray-head", "autoscaler"]
+    assert worker["spec"]["initContainers"][0]["name"] == "wait-gcs-ready"
+    assert not any(e["name"] == "RAY_AUTH_MODE" for e in head["spec"]["containers"][0]["env"])
+
+
+def test_kuberay_token_auth_reaches_every_container():
+    head, worker = ray_pods([_ray(auth=True)])
+    for container in [*head["spec"]["containers"], *worker["spec"]["initContainers"]]:
+        assert {"name": "RAY_AUTH_MODE", "value": "token"} in container["env"], container["name"]
+
+
+def test_prometheus_pods_carry_the_operators_labels():
+    (pod,) = prometheus_pods(
+        [{"kind": "Prometheus", "metadata": {"name": "p", "namespace": "m"}, "spec": {"nodeSelector": SYSTEM}}]
+    )
+    assert pod["metadata"]["labels"]["operator.prometheus.io/name"] == "p"
+    assert pod["spec"]["nodeSelector"] == SYSTEM

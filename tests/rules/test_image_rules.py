@@ -1,0 +1,81 @@
+"""Image rules (inferstack/rules/images.py): each with a compliant and a non-compliant case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from inferstack.catalog.images import IMAGE_FACTS, image_facts
+from inferstack.catalog.versions import ENGINE_IMAGES
+from inferstack.config import parse_config
+from inferstack.plan import resolve
+from inferstack.rules import images
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _example(name: str, **changes) -> dict:
+    data = yaml.safe_load((ROOT / "examples" / f"{name}.yaml").read_text())
+    data["workloads"][0].update(changes)
+    return data
+
+
+def test_every_engine_image_has_its_facts_with_sources():
+    for key, uri in ENGINE_IMAGES.items():
+        facts = IMAGE_FACTS[key]
+        assert facts.uri == uri and facts.sources, key
+        assert facts.unconfirmed <= set(type(facts).__dataclass_fields__), key
+
+
+def test_upstream_images_are_read_from_their_tag():
+    facts = image_facts("vllm/vllm-openai:v0.8.5")
+    assert facts is not None and facts.vllm_version == "0.8.5" and not facts.libfabric and not facts.aws_ofi_nccl
+    assert image_facts("registry.example.com/team/engine:1") is None
+
+
+class TestNixlLibfabric:
+    def test_ray_pd_defaults_to_the_image_with_libfabric(self):
+        config = parse_config(_example("ray-pd-efa-p5"))
+        (workload,) = resolve(config).workloads
+        assert workload.image == ENGINE_IMAGES["ray-llm-efa"]
+        assert list(images.check_nixl_libfabric(config)) == []
+
+    def test_ray_pd_on_rayproject_ray_llm_is_refused(self):
+        """Defect: rayproject/ray-llm has no libfabric, yet ray-pd-efa-p5 asked NIXL for LIBFABRIC on it."""
+        config = parse_config(_example("ray-pd-efa-p5", image=ENGINE_IMAGES["ray-llm"], ray_version="2.58.0"))
+        (finding,) = images.check_nixl_libfabric(config)
+        assert finding.path == "workloads[0].image" and "has no libfabric" in finding.message
+
+    def test_dynamo_disaggregated_on_its_efa_runtime_passes(self):
+        assert list(images.check_nixl_libfabric(parse_config(_example("dynamo-disagg-efa")))) == []
+
+
+class TestAccelerator:
+    def test_the_default_images_fit_their_pools(self):
+        for name in ("vllm-neuron-inf2", "ollama-cpu", "vllm-gpu-tp4"):
+            assert list(images.check_accelerator(parse_config(_example(name)))) == [], name
+
+    def test_a_neuron_image_on_a_gpu_pool_is_refused(self):
+        data = _example("vllm-gpu-tp4")
+        data["workloads"][0].setdefault("engine", {})["image"] = ENGINE_IMAGES["vllm-neuron"]
+        (finding,) = images.check_accelerator(parse_config(data))
+        assert finding.rule == "IMAGE-ACCELERATOR" and "NEURON" in finding.message.upper()
+
+    def test_a_cuda_image_on_a_neuron_pool_is_refused(self):
+        data = _example("vllm-neuron-inf2")
+        data["workloads"][0].setdefault("engine", {})["image"] = ENGINE_IMAGES["vllm-gpu"]
+        findings = list(images.check_accelerator(parse_config(data)))
+        assert findings and findings[0].path.endswith(".pool")
+
+
+class TestMultinodeFlags:
+    def test_the_default_image_has_the_flags(self):
+        assert list(images.check_multinode_flags(parse_config(_example("vllm-multinode-lws-p5")))) == []
+
+    def test_an_image_older_than_the_flags_is_refused(self):
+        """Defect: vllm_multinode on vllm/vllm-openai:v0.8.5 rendered --nnodes/--headless, which it lacks."""
+        data = _example("vllm-multinode-lws-p5")
+        data["workloads"][0].setdefault("engine", {})["image"] = "vllm/vllm-openai:v0.8.5"
+        (finding,) = images.check_multinode_flags(parse_config(data))
+        assert "0.8.5" in finding.message and "--nnodes" in finding.message
