@@ -149,6 +149,19 @@ DCGM = EngineMetrics(
     counters=frozenset(),
     histograms=frozenset(),
 )
+#: kube-state-metrics v2.20.0 (kube-prometheus-stack 88.5.3's subchart 8.4.0): ``kube_pod_labels`` carries the
+#: allow-listed pod labels as ``label_<sanitized key>`` with ``namespace`` and ``pod`` (docs/metrics/workload/
+#: pod-metrics.md; ``--metric-labels-allowlist``). The GPU panels join DCGM's series to a workload's pods with it.
+KUBE_STATE_METRICS = EngineMetrics(
+    engine="kube-state-metrics",
+    release="2.20.0",
+    source="kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md",
+    gauges=frozenset({"kube_pod_labels"}),
+    counters=frozenset(),
+    histograms=frozenset(),
+)
+#: Series every GPU panel and alert may read: DCGM's and the pod-label join.
+GPU_SERIES = DCGM.series() | KUBE_STATE_METRICS.series()
 #: Metric families by the kind whose pods export them. KServe's Hugging Face server and Dynamo's workers run vLLM
 #: too, but which names reach their scrape endpoints was not confirmed (?): no dashboards or alerts for them yet.
 KIND_METRICS: dict[str, EngineMetrics] = {"vllm": VLLM, "vllm_multinode": VLLM, "ray_serve": RAY_VLLM, "nim": NIM}

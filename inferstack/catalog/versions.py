@@ -324,3 +324,38 @@ ENGINE_IMAGES: dict[str, str] = {
     # Copies pre-compiled Neuron artifacts from S3 before the server starts.
     "aws-cli": "public.ecr.aws/aws-cli/aws-cli:2.27.50",
 }
+
+#: The account of Amazon EKS's image registry (``<account>.dkr.ecr.<region>.<url suffix>``) per region, for the images
+#: EKS publishes (the EFA device plugin among them): awsdocs/amazon-eks-user-guide
+#: ``latest/ug/workloads/add-ons-images.adoc`` @ 1cc6ebb4. China regions use ``amazonaws.com.cn`` (the stack's
+#: ``AWS::URLSuffix``). ap-southeast-5 (151610086707) is on the Chinese-language copy only, not at that commit (?).
+EKS_REGISTRY_DEFAULT_ACCOUNT = "602401143452"
+_EKS_REGISTRY_DEFAULT_REGIONS = (
+    "ap-south-1", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-southeast-1", "ap-southeast-2",
+    "ca-central-1", "eu-central-1", "eu-west-1", "eu-west-2", "eu-west-3", "eu-north-1", "sa-east-1",
+    "us-east-1", "us-east-2", "us-west-1", "us-west-2",
+)  # fmt: skip
+EKS_REGISTRY_ACCOUNTS: dict[str, str] = {
+    **{region: EKS_REGISTRY_DEFAULT_ACCOUNT for region in _EKS_REGISTRY_DEFAULT_REGIONS},
+    "af-south-1": "877085696533",
+    "ap-east-1": "800184023465",
+    "ap-east-2": "533267051163",
+    "ap-southeast-3": "296578399912",
+    "ap-south-2": "900889452093",
+    "ap-southeast-4": "491585149902",
+    "ap-southeast-6": "333609536671",
+    "ap-southeast-7": "121268973566",
+    "eu-south-1": "590381155156",
+    "eu-south-2": "455263428931",
+    "eu-central-2": "900612956339",
+    "il-central-1": "066635153087",
+    "mx-central-1": "730335286997",
+    "me-south-1": "558608220178",
+    "me-central-1": "759879836304",
+    "ca-west-1": "761377655185",
+    "us-gov-east-1": "151742754352",
+    "us-gov-west-1": "013241004608",
+    "cn-north-1": "918309763551",
+    "cn-northwest-1": "961992271922",
+    "eusc-de-east-1": "877088126301",
+}

@@ -82,8 +82,8 @@ def engine_env_for(engine: VllmEngineConfig, model: ModelConfig) -> dict[str, st
     if model.source.type is not ModelSourceType.HF:
         env["HF_HUB_OFFLINE"] = "1"
     if engine.lmcache is not None:
+        # No VLLM_ATTENTION_BACKEND: vLLM removed it in 0.15 (PR #32812) and ignores it; LMCache needs no backend
         env |= {
-            "VLLM_ATTENTION_BACKEND": "FLASHINFER",
             "PYTHONHASHSEED": "0",
             "LMCACHE_LOCAL_CPU": "True",
             "LMCACHE_MAX_LOCAL_CPU_SIZE": f"{engine.lmcache.cpu_cache_gib:g}",

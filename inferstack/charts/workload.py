@@ -12,6 +12,7 @@ import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
+from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
 from inferstack.charts.observability import served_workload
@@ -69,6 +70,14 @@ class NamespacesChart(cdk8s.Chart):
                     },
                 ),
             )
+
+
+def engine_ranks(workload: object) -> int:
+    """The vLLM ranks one replica runs (tensor × pipeline parallel; 1 for kinds without a vLLM engine)."""
+    engine = getattr(workload, "engine", None)
+    tp = getattr(engine, "tensor_parallel_size", 1)
+    pp = getattr(engine, "pipeline_parallel_size", 1)
+    return tp * pp if isinstance(tp, int) and isinstance(pp, int) else 1
 
 
 class WorkloadChart(cdk8s.Chart):
@@ -206,6 +215,7 @@ class WorkloadChart(cdk8s.Chart):
                 fsx_path=fsx_model_path(model, refs) if source.type is ModelSourceType.FSX else None,
                 image_path=source.path,
                 streamer_concurrency=source.streamer_concurrency,
+                streamer_distributed=engine_ranks(workload) > 1 and resolved.pool.accelerator is AcceleratorKind.NVIDIA,
                 hf_token_secret=token,
                 hf_cache_gib=source.cache_size_gib,
                 suffix=suffix,

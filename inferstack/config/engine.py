@@ -167,7 +167,9 @@ class VllmEngineConfig(StrictModel):
     enable_chunked_prefill: bool | None = None
     """Default: vLLM's (on with the V1 engine)."""
     enforce_eager: bool = False
-    """Disable CUDA graphs (required by LMCache with the FlashInfer backend). Default off."""
+    """Disable CUDA graphs. Default off (LMCache's connector runs with CUDA graphs: its docs launch ``vllm serve``
+    with ``--kv-transfer-config`` only, LMCache 0c3076e4 ``offload_kv_cache.rst``; PR #2522 dropped
+    ``--enforce-eager`` from its tests)."""
     tool_calling: ToolCallingConfig | None = None
     """Enable tool calling. Default off."""
     lmcache: LmCacheConfig | None = None
@@ -206,12 +208,6 @@ class VllmEngineConfig(StrictModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> VllmEngineConfig:
-        if self.lmcache is not None and not self.enforce_eager:
-            raise PydanticCustomError(
-                "lmcache_eager",
-                "LMCache runs with the FlashInfer backend, which needs enforce_eager: true",
-                {"field": "enforce_eager"},
-            )
         if self.max_num_batched_tokens < self.max_model_len and self.enable_chunked_prefill is False:
             raise PydanticCustomError(
                 "batched_tokens",

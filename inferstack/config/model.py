@@ -619,6 +619,20 @@ class InferstackConfig(StrictModel):
                         },
                     )
                 accounts[(workload.namespace, account)] = workload.name
+        for index, workload in enumerate(self.workloads):
+            bench = f"{workload.name}-bench"
+            if workload.bench is not None and (workload.namespace, bench) in names:
+                raise PydanticCustomError(
+                    "bench_name_taken",
+                    "{ns}/{name}'s benchmark is named {bench} (its CronJob, ServiceAccount and NetworkPolicy), and "
+                    "{ns}/{bench} is a workload — rename that workload or {name}, or remove {name}'s bench",
+                    {
+                        "ns": workload.namespace,
+                        "name": workload.name,
+                        "bench": bench,
+                        "field": f"workloads[{index}].bench",
+                    },
+                )
 
     def pool(self, name: str) -> Any:
         """The node group or Karpenter pool called ``name``."""

@@ -40,6 +40,11 @@ class ModelSourceProps:
     """Path of the model inside the FSx file system (``fsx``)."""
     image_path: str | None = None
     streamer_concurrency: int = 16
+    streamer_distributed: bool = False
+    """``s3``: the Run:ai streamer's distributed loading (``{"distributed": true}``, vLLM ≥ 0.11.1 on CUDA, PR
+    #27230): the ranks share the reading, each streaming its part, instead of every rank reading the whole
+    checkpoint (TP 4 read the S3 bytes four times). Set it when one replica runs more than one rank. Default
+    False."""
     hf_token_secret: tuple[str, str] | None = None
     """(Secret name, key)."""
     hf_cache_gib: int = 100
@@ -102,7 +107,13 @@ def model_loading(props: ModelSourceProps) -> ModelLoading:
                 "--load-format",
                 "runai_streamer",
                 "--model-loader-extra-config",
-                json.dumps({"concurrency": props.streamer_concurrency}, separators=(",", ":")),
+                json.dumps(
+                    {
+                        "concurrency": props.streamer_concurrency,
+                        **({"distributed": True} if props.streamer_distributed else {}),
+                    },
+                    separators=(",", ":"),
+                ),
             ],
             env=[
                 k8s.EnvVar(name="AWS_REGION", value=props.region),

@@ -24,7 +24,7 @@ import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.catalog.metrics import DCGM, EngineMetrics
+from inferstack.catalog.metrics import GPU_SERIES, EngineMetrics
 from inferstack.constructs import validation as check
 from inferstack.constructs.checks.promql import metric_names
 
@@ -70,12 +70,23 @@ def _quantile(q: float, histogram: str, selector: str) -> str:
     return f"histogram_quantile({q}, sum by (le) (rate({histogram}_bucket{selector}[{WINDOW}])))"
 
 
-def gpu_selector(workload: ServedWorkload) -> str:
-    """DCGM series of the GPUs the workload's pods hold (its pods are named ``<name>-…``)."""
-    pods = f'exported_pod=~"{workload.name}-.+"'
-    if workload.namespace is None:
-        return "{" + pods + "}"
-    return f'{{exported_namespace="{workload.namespace}",{pods}}}'
+#: The pod label kube-state-metrics exports on ``kube_pod_labels`` (allow-listed in its values:
+#: ``metricLabelsAllowlist: pods=[app.kubernetes.io/name]``, stacks/observability.py).
+POD_NAME_LABEL_SERIES = "label_app_kubernetes_io_name"
+
+
+def gpu_series(workload: ServedWorkload, metric: str) -> str:
+    """DCGM ``metric`` of the GPUs the workload's own pods hold: the series (whose pod arrives as ``exported_pod``)
+    kept where kube-state-metrics' ``kube_pod_labels`` says that pod carries ``app.kubernetes.io/name: <name>`` — a
+    pod-name pattern would also match ``<name>-bench`` and another workload ``<name>-70b``."""
+    op = "=~" if workload.namespace is None else "="
+    matchers = [f'{POD_NAME_LABEL_SERIES}{op}"{workload.name}"']
+    if workload.namespace is not None:
+        matchers.append(f'namespace="{workload.namespace}"')
+    pods = f"kube_pod_labels{{{','.join(matchers)}}}"
+    pods = f'label_replace(label_replace({pods}, "exported_pod", "$1", "pod", "(.+)"), '
+    pods += '"exported_namespace", "$1", "namespace", "(.+)")'
+    return f"({metric} and on (exported_namespace, exported_pod) {pods})"
 
 
 class ServingQueries:
@@ -115,7 +126,7 @@ class ServingQueries:
 
     def gpu_utilization(self) -> str:
         """Mean GPU utilisation of the workload's GPUs, 0–1 (DCGM reports percent)."""
-        return f"avg(DCGM_FI_DEV_GPU_UTIL{gpu_selector(self.workload)}) / 100"
+        return f"avg({gpu_series(self.workload, 'DCGM_FI_DEV_GPU_UTIL')}) / 100"
 
 
 # --------------------------------------------------------------------------------------------------- dashboards
@@ -134,14 +145,22 @@ class Panel:
 
 def gpu_panels(workload: ServedWorkload) -> list[Panel]:
     """Utilisation against its band, memory, power and tensor-core activity of the workload's GPUs."""
-    q, t, gpu = ServingQueries(workload), workload.targets, gpu_selector(workload)
+    q, t = ServingQueries(workload), workload.targets
     return [
         Panel("GPU utilisation", [(q.gpu_utilization(), "mean")], "percentunit", t.gpu_utilization_max, 1),
         Panel(
-            "GPU memory used", [(f"sum by (exported_pod) (DCGM_FI_DEV_FB_USED{gpu})", "{{exported_pod}}")], "decmbytes"
+            "GPU memory used",
+            [(f"sum by (exported_pod) {gpu_series(workload, 'DCGM_FI_DEV_FB_USED')}", "{{exported_pod}}")],
+            "decmbytes",
         ),
-        Panel("GPU power", [(f"sum(DCGM_FI_DEV_POWER_USAGE{gpu})", "watts")], "watt"),
-        Panel("Tensor cores active", [(f"avg(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{gpu})", "mean")], "percentunit", None, 1),
+        Panel("GPU power", [(f"sum{gpu_series(workload, 'DCGM_FI_DEV_POWER_USAGE')}", "watts")], "watt"),
+        Panel(
+            "Tensor cores active",
+            [(f"avg{gpu_series(workload, 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE')}", "mean")],
+            "percentunit",
+            None,
+            1,
+        ),
     ]
 
 
@@ -292,7 +311,7 @@ class Dashboard(Construct):
         if not props.workloads:
             raise check.PropError(f"{owner}: workloads — a dashboard needs at least one workload")
         workload = template_workload(props.metrics, props.series_label, props.targets, props.gpus or props.gpu_only)
-        known = props.metrics.series() | DCGM.series()
+        known = props.metrics.series() | GPU_SERIES
         for panel in panels_of(workload, props.gpu_only):
             unknown = sorted(panel_metrics(panel) - known)
             if unknown:
@@ -398,7 +417,7 @@ class ServingAlerts(cdk8s.ApiObject):
     def __init__(self, scope: Construct, construct_id: str, workload: ServedWorkload) -> None:
         owner = f"PrometheusRule {workload.namespace}/{workload.name}-serving"
         rules = serving_alerts(workload)
-        known = workload.metrics.series() | DCGM.series()
+        known = workload.metrics.series() | GPU_SERIES
         for entry in rules:
             unknown = sorted(metric_names(entry["expr"]) - known)
             if unknown:

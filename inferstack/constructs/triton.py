@@ -7,7 +7,8 @@ Triton's contract this relies on (triton-inference-server/server docs, vllm_back
 ../shared/facts/serving-apis.md §4): ``/v2/health/ready`` is ready once every model in the repository loaded,
 ``/v2/health/live`` once the server runs; metrics are on ``--metrics-port`` at ``/metrics``; the vLLM backend passes
 ``model.json`` to vLLM's ``AsyncEngineArgs`` and reports ``vllm:`` metrics only with ``REPORT_CUSTOM_METRICS``;
-``--model-control-mode none`` (the default) loads the repository once at start and exits on a load error.
+``--model-control-mode explicit`` with ``--load-model <name>`` loads that one model at start and exits on a load error
+(``none``, the default, would take the kubelet's ``..data`` entries of the ConfigMap volume for models too).
 """
 
 from __future__ import annotations
@@ -113,7 +114,11 @@ class TritonServer(Construct):
             command=["tritonserver"],
             args=[
                 f"--model-repository={REPOSITORY}",
-                "--model-control-mode=none",
+                # The kubelet writes a ConfigMap volume as ..data and ..<timestamp> entries beside the items
+                # (pkg/volume/util/atomic_writer.go); in mode none Triton takes every entry of the repository for a
+                # model and stops with "failed to load all models". Explicit mode loads only the one named.
+                "--model-control-mode=explicit",
+                f"--load-model={props.model_name}",
                 f"--http-port={HTTP_PORT}",
                 f"--grpc-port={GRPC_PORT}",
                 f"--metrics-port={METRICS_PORT}",

@@ -250,6 +250,34 @@ class VllmServer(Construct):
         self.service = self.workload.service
 
 
+#: Waits, before SIGTERM, until the engine runs and queues no request (its own ``/metrics``), at most the drain
+#: budget: vLLM < 0.18 has no ``--shutdown-timeout`` and cancels in-flight requests at SIGTERM (0.16
+#: ``entrypoints/launcher.py``), so the preStop hook drains them instead. The Service stops routing to the pod
+#: during the first seconds (the pause), then the running requests finish.
+DRAIN_SCRIPT = """
+import re, sys, time, urllib.request
+pause, budget, port = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+time.sleep(pause)
+deadline = time.monotonic() + budget
+pattern = re.compile(r'^vllm:num_requests_(running|waiting)\\{[^}]*\\} ([0-9.e+]+)$', re.M)
+while time.monotonic() < deadline:
+    try:
+        text = urllib.request.urlopen(f'http://127.0.0.1:{port}/metrics', timeout=5).read().decode()
+    except OSError:
+        break
+    if sum(float(v) for _, v in pattern.findall(text)) == 0:
+        break
+    time.sleep(2)
+"""
+
+
+def drain_command(pause_seconds: int, budget_seconds: int, port: int = PORT) -> tuple[str, ...]:
+    """The preStop command of an engine without ``--shutdown-timeout``: pause ``pause_seconds`` (endpoints stop
+    routing), then wait up to ``budget_seconds`` until ``vllm:num_requests_running`` and ``…_waiting`` on
+    ``port`` are 0 (or the server stopped answering)."""
+    return ("python3", "-c", DRAIN_SCRIPT.strip(), str(pause_seconds), str(max(budget_seconds, 1)), str(port))
+
+
 def vllm_pod_props(
     props: VllmServerProps, owner: str, *, extra_args: Sequence[str] = ()
 ) -> tuple[VllmServerProps, ServingPodProps]:
@@ -293,6 +321,7 @@ def vllm_pod_props(
         ),
     ]
     return props, ServingPodProps(
+        pre_stop=() if graceful else drain_command(PRE_STOP_SECONDS, drain),
         name=props.name,
         namespace=props.namespace,
         component="vllm",

@@ -45,13 +45,16 @@ def check_nixl_libfabric(config: InferstackConfig) -> Iterator[Finding]:
         if facts is not None and facts.libfabric:
             continue
         what = "is not catalogued, so its libfabric is unconfirmed" if facts is None else "has no libfabric"
+        dynamo = resolved.kind == "dynamo"  # its runtime image follows efa (the -efa build carries libfabric)
         yield Finding(
             rule=NIXL_LIBFABRIC,
-            path=f"workloads[{resolved.index}].image",
+            path=f"workloads[{resolved.index}].{'efa' if dynamo else 'image'}",
             message=f"image {resolved.image} {what}: NIXL's LIBFABRIC plugin needs EFA's libfabric, which NIXL's "
             "wheel does not carry — the prefill/decode KV transfer cannot start",
-            fix="leave image unset (the default is an image with EFA's libfabric: the AWS Ray LLM DLC for "
-            "ray_serve, vllm-runtime -efa for dynamo) or use an image built with the EFA installer",
+            fix="set efa: true (the vllm-runtime -efa build has libfabric) or kv_backends without LIBFABRIC"
+            if dynamo
+            else "leave image unset (the default for LIBFABRIC is the AWS Ray LLM DLC, which has EFA's libfabric) "
+            "or use an image built with the EFA installer",
         )
 
 

@@ -31,7 +31,7 @@ from inferstack.plan.placement import (
     pool_instances,
     pool_taints,
 )
-from inferstack.rules import multinode
+from inferstack.rules import images, multinode
 from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.sizing.model import SizingInput, SizingResult, longest_fitting_len, size
 from inferstack.sizing.neuron import (
@@ -539,6 +539,7 @@ def viable(config: InferstackConfig, changes: Mapping[str, Any]) -> bool:
             check_scheduling,
             multinode.check_accelerator,
             multinode.check_capacity,
+            images.check_accelerator,  # a pool whose hardware the image cannot use (a CPU pool for a CUDA image)
         )
         return not any(list(check(changed)) for check in checks)
     finally:

@@ -9,8 +9,10 @@ key policy itself. The writer needs no KMS permission (the service encrypts).
 
 from __future__ import annotations
 
+import json
+
 import cdk8s
-from aws_cdk import ArnFormat, Aws, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, Aws, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -23,15 +25,41 @@ from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.nag import acknowledge
 from inferstack.stacks.storage import pod_identity_role
 
-_PSEUDO = "<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>"
 STREAM_WILDCARD = (
     "Fluent Bit creates one log stream per node and container file, named at run time: the statement is limited to "
     "the streams of inferstack's one log group"
 )
 
 
+def container_log_group_prefix(cluster_name: str) -> str:
+    """The log group's name without its stack suffix."""
+    return f"/aws/eks/{cluster_name}/containers-"
+
+
 def container_log_group_name(cluster_name: str) -> str:
-    return f"/aws/eks/{cluster_name}/containers"
+    """``/aws/eks/<cluster>/containers-<stack id>``: the group is retained when its stack goes, so a fixed name would
+    make the next creation of the stack fail (the group exists); the stack's own id (the UUID of ``AWS::StackId``,
+    new for every creation) keeps the name unique, known at deploy to the key policy and to Fluent Bit alike."""
+    stack_uuid = Fn.select(2, Fn.split("/", Aws.STACK_ID))
+    return Fn.join("", [container_log_group_prefix(cluster_name), stack_uuid])
+
+
+def _nag_string(stack: Stack, value: str) -> str:
+    """``value`` as cdk-nag prints it in a finding's resource: a joined string with pseudo parameters as
+    ``<AWS::Region>`` and any other intrinsic as its compact JSON."""
+    resolved = stack.resolve(value)
+    if isinstance(resolved, str):
+        return resolved
+    parts = resolved["Fn::Join"][1]
+
+    def shown(part: object) -> str:
+        if isinstance(part, str):
+            return part
+        if isinstance(part, dict) and str(part.get("Ref", "")).startswith("AWS::"):
+            return f"<{part['Ref']}>"
+        return json.dumps(part, separators=(",", ":"))
+
+    return "".join(shown(part) for part in parts)
 
 
 class LogShippingChart(cdk8s.Chart):
@@ -82,9 +110,7 @@ def add_log_shipping(
             resources=[group.log_group_arn, f"{group_arn}:log-stream:*"],
         )
     )
-    resolved = stack.resolve(group_arn)  # a string with a fixed env; cdk-nag prints pseudo parameters as <AWS::…>
-    shown = resolved if isinstance(resolved, str) else f"arn:{_PSEUDO}:log-group:{name}"
-    stream = f"Resource::{shown}:log-stream:*"
+    stream = f"Resource::{_nag_string(stack, group_arn)}:log-stream:*"
     acknowledge(role, "IAM5", STREAM_WILDCARD, (stream,))
     eks.CfnPodIdentityAssociation(
         scope,

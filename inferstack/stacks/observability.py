@@ -126,7 +126,12 @@ def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
             # the webhook certificate Jobs (admission-create / -patch) read their own key
             "admissionWebhooks": {"patch": {"nodeSelector": SYSTEM_NODES}},
         },
-        "kube-state-metrics": {"nodeSelector": SYSTEM_NODES},
+        # kube_pod_labels with the pods' app.kubernetes.io/name: the GPU panels and alerts select a workload's GPUs
+        # by its pods' label (a pod-name pattern would match <name>-bench and <name>-70b too)
+        "kube-state-metrics": {
+            "nodeSelector": SYSTEM_NODES,
+            "metricLabelsAllowlist": ["pods=[app.kubernetes.io/name]"],
+        },
         "prometheus": {
             "prometheusSpec": {
                 "nodeSelector": SYSTEM_NODES,

@@ -25,13 +25,17 @@ from inferstack.catalog.kubernetes import (
     POOL_LABEL,
     SYSTEM_POOL,
 )
-from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION, KUBE_SCHEDULER_IMAGE, kube_scheduler_tag
+from inferstack.catalog.versions import (
+    DEFAULT_KUBERNETES_VERSION,
+    EKS_REGISTRY_ACCOUNTS,
+    KUBE_SCHEDULER_IMAGE,
+    kube_scheduler_tag,
+)
 from inferstack.config.compute import Taint
 from inferstack.stacks.helm import helm_chart
 
 SYSTEM_NODES = {POOL_LABEL: SYSTEM_POOL}
-#: The EKS account that hosts the EFA device plugin image in most commercial regions.
-EKS_IMAGE_ACCOUNT = "602401143452"
+EFA_PLUGIN_REPOSITORY = "eks/aws-efa-k8s-device-plugin"
 
 
 def _tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
@@ -91,11 +95,33 @@ def neuron_values(
     }
 
 
-def efa_plugin_values(region: str, tolerations: Sequence[Taint] = ()) -> dict[str, Any]:
+def eks_registry(scope: Construct) -> str:
+    """``<account>.dkr.ecr.<region>.<url suffix>`` of Amazon EKS's image registry in the stack's region: the account
+    differs in opt-in, China and GovCloud regions (:data:`EKS_REGISTRY_ACCOUNTS`). A pinned region is looked up at
+    synth (an unlisted one is an error); an env-agnostic stack reads it from a mapping at deploy."""
+    region = cdk.Stack.of(scope).region
+    if not cdk.Token.is_unresolved(region):
+        account = EKS_REGISTRY_ACCOUNTS.get(region)
+        if account is None:
+            raise ValueError(
+                f"env.region {region!r}: no Amazon EKS image registry is known there — valid regions: "
+                f"{', '.join(sorted(EKS_REGISTRY_ACCOUNTS))}"
+            )
+        suffix = "amazonaws.com.cn" if region.startswith("cn-") else cdk.Aws.URL_SUFFIX
+        return f"{account}.dkr.ecr.{region}.{suffix}"
+    mapping = cdk.CfnMapping(
+        scope,
+        "EksImageRegistryAccounts",
+        mapping={region: {"account": account} for region, account in sorted(EKS_REGISTRY_ACCOUNTS.items())},
+    )
+    return f"{mapping.find_in_map(cdk.Aws.REGION, 'account')}.dkr.ecr.{cdk.Aws.REGION}.{cdk.Aws.URL_SUFFIX}"
+
+
+def efa_plugin_values(registry: str, tolerations: Sequence[Taint] = ()) -> dict[str, Any]:
     """EFA device plugin values: only on nodes labelled ``inferstack.io/efa=true``, tolerating ``tolerations``
-    (the taints of the EFA pools), image from the deployment region's EKS registry."""
+    (the taints of the EFA pools), image from ``registry`` (:func:`eks_registry`: the region's EKS registry)."""
     return {
-        "image": {"repository": f"{EKS_IMAGE_ACCOUNT}.dkr.ecr.{region}.amazonaws.com/eks/aws-efa-k8s-device-plugin"},
+        "image": {"repository": f"{registry}/{EFA_PLUGIN_REPOSITORY}"},
         "nodeSelector": {EFA_LABEL: "true"},
         "tolerations": _tolerations(tolerations),
     }
@@ -142,5 +168,5 @@ def add_neuron_chart(
 
 def add_efa_device_plugin(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> eks.HelmChart:
     """The EFA device plugin in kube-system (see :func:`efa_plugin_values`)."""
-    values = efa_plugin_values(cdk.Aws.REGION, tolerations)
+    values = efa_plugin_values(eks_registry(scope), tolerations)
     return helm_chart(scope, "EfaDevicePlugin", cluster, "aws-efa-k8s-device-plugin", "kube-system", values)

@@ -22,9 +22,15 @@ def test_flags_set_by_typed_fields_are_refused_in_extra_args():
     assert "--max-model-len is set by a typed field of engine" in line
 
 
-def test_lmcache_needs_eager_mode():
-    (line,) = problems({"engine": {"lmcache": {"cpu_cache_gib": 40}}})
-    assert line.startswith("workloads[0].engine.enforce_eager: LMCache runs with the FlashInfer backend")
+def test_lmcache_runs_with_cuda_graphs_and_no_removed_attention_variable():
+    """Defect: LMCache forced enforce_eager and VLLM_ATTENTION_BACKEND, which vLLM removed in 0.15 (PR #32812)."""
+    from inferstack.charts.vllm import engine_env_for
+
+    base = {"name": "w", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}, "engine": {"lmcache": {"cpu_cache_gib": 40}}}
+    (workload,) = parse_config({"compute": POOLS, "workloads": [base]}).workloads
+    assert workload.engine.enforce_eager is False
+    env = engine_env_for(workload.engine, workload.model)
+    assert "VLLM_ATTENTION_BACKEND" not in env and env["LMCACHE_LOCAL_CPU"] == "True"
 
 
 def test_unknown_pool_lists_the_pools():

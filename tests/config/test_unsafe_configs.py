@@ -181,3 +181,19 @@ def test_tags_follow_the_aws_rules(tags):
 def test_an_existing_bucket_name_follows_the_s3_rules(name):
     text = problem({"storage": {"model_bucket": {"existing_bucket_name": name}}})
     assert text.startswith("storage.model_bucket.existing_bucket_name:")
+
+
+def test_a_workload_named_like_a_neighbours_benchmark_is_a_named_error():
+    """Defect: a workload x-bench beside x with a bench crashed synth (a duplicate construct id in the NetworkPolicy
+    chart; the two would also share a ServiceAccount and a NetworkPolicy name)."""
+    data = {
+        "compute": POOLS,
+        "workloads": [
+            {"name": "x-bench", "pool": "gpu", "model": QWEN},
+            {"name": "x", "pool": "gpu", "model": QWEN, "bench": {}},
+        ],
+    }
+    message = problem(data)
+    assert "workloads[1].bench" in message and "x-bench is a workload" in message
+    data["workloads"][0]["name"] = "x-other"
+    assert parse_config(data).workloads[1].bench is not None

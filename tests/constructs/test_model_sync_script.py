@@ -114,3 +114,42 @@ def test_a_changed_file_set_resyncs_and_removes_what_it_leaves_out(fake_hub, mon
     with pytest.raises(SystemExit) as done:
         runpy.run_path(str(SCRIPT), run_name="__main__")
     assert done.value.code == 0
+
+
+class _PrefixConditionedS3:
+    """S3 as the sync role sees it: its s3:ListBucket is conditioned on s3:prefix, so GetObject/HeadObject of a
+    missing key answers 403 AccessDenied, not 404 (API_GetObject, "Permissions"). Everything else is moto's."""
+
+    def __init__(self, client):
+        self._client = client
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+    def _missing_is_forbidden(self, operation, **kwargs):
+        from botocore.exceptions import ClientError
+
+        listed = self._client.list_objects_v2(Bucket=kwargs["Bucket"], Prefix=kwargs["Key"], MaxKeys=1)
+        if not any(item["Key"] == kwargs["Key"] for item in listed.get("Contents", [])):
+            raise ClientError({"Error": {"Code": "AccessDenied", "Message": "Access Denied"}}, operation)
+        return getattr(self._client, {"GetObject": "get_object", "HeadObject": "head_object"}[operation])(**kwargs)
+
+    def get_object(self, **kwargs):
+        return self._missing_is_forbidden("GetObject", **kwargs)
+
+    def head_object(self, **kwargs):
+        return self._missing_is_forbidden("HeadObject", **kwargs)
+
+
+@mock_aws
+def test_the_first_sync_runs_when_a_missing_marker_answers_403(fake_hub, monkeypatch):
+    """Defect: the first sync read the marker with GetObject, which answers 403 to this role — every first sync
+    failed, the default's included."""
+    real = boto3.client
+    s3 = real("s3", region_name="us-west-2")
+    s3.create_bucket(Bucket="models", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    monkeypatch.setattr(boto3, "client", lambda *a, **k: _PrefixConditionedS3(real(*a, **k)))
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    assert sorted(fake_hub) == sorted(FILES)
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket="models")["Contents"]}
+    assert "models/org/model/abc123/.inferstack-sync-complete" in keys

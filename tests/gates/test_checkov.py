@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,7 +36,7 @@ def _write(tree: Path) -> None:
         (tree / "k8s" / f"{path.stem}.yaml").write_text(yaml.safe_dump_all(app.kubernetes_objects()))
 
 
-def _failed(tree: Path, framework: str, directory: str) -> list[dict]:
+def _run(tree: Path, framework: str, directory: str) -> list[dict]:
     result = subprocess.run(
         [str(CHECKOV), "-d", str(tree / directory), "--framework", framework, "--compact", "--quiet", "-o", "json"],
         capture_output=True,
@@ -40,15 +44,63 @@ def _failed(tree: Path, framework: str, directory: str) -> list[dict]:
         timeout=600,
     )
     report = json.loads(result.stdout or "[]")
-    reports = report if isinstance(report, list) else [report]
-    return [check for r in reports for check in r.get("results", {}).get("failed_checks", [])]
+    return report if isinstance(report, list) else [report]
+
+
+def _failed(tree: Path, framework: str, directory: str) -> list[dict]:
+    return [check for r in _run(tree, framework, directory) for check in r.get("results", {}).get("failed_checks", [])]
+
+
+def _checked(reports: list[dict]) -> int:
+    """Checks run (passed + failed): 0 means checkov scanned nothing."""
+    return sum(r.get("summary", {}).get("passed", 0) + r.get("summary", {}).get("failed", 0) for r in reports)
+
+
+def scan_directory() -> Path:
+    """A directory of the scan's own, on a path without dot-directories: checkov's runners skip files under any
+    ``.``-directory (a TMPDIR such as ``~/.cache/tmp`` made the gate scan nothing and pass)."""
+    for base in (os.environ.get("TMPDIR"), tempfile.gettempdir(), "/tmp", "/var/tmp", str(ROOT)):
+        if base and Path(base).is_dir() and not any(p.startswith(".") for p in Path(base).resolve().parts[1:]):
+            return Path(tempfile.mkdtemp(prefix="inferstack-checkov-", dir=base))
+    pytest.fail("no temporary directory outside dot-directories: set TMPDIR to one (checkov skips dot-directories)")
 
 
 @pytest.fixture(scope="module")
-def findings(tmp_path_factory) -> list[dict]:
-    tree = tmp_path_factory.mktemp("checkov")
+def scans() -> Iterator[dict[str, list[dict]]]:
+    tree = scan_directory()
     _write(tree)
-    return _failed(tree, "cloudformation", "cfn") + _failed(tree, "kubernetes", "k8s")
+    yield {"cloudformation": _run(tree, "cloudformation", "cfn"), "kubernetes": _run(tree, "kubernetes", "k8s")}
+    shutil.rmtree(tree, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def findings(scans) -> list[dict]:
+    return [
+        check for reports in scans.values() for r in reports for check in r.get("results", {}).get("failed_checks", [])
+    ]
+
+
+def test_both_frameworks_scanned_every_example(scans):
+    for framework, reports in scans.items():
+        assert _checked(reports) > 0, f"{framework}: checkov ran no check"
+        files = {
+            check["file_path"]
+            for r in reports
+            for kind in ("passed_checks", "failed_checks")
+            for check in r.get("results", {}).get(kind, [])
+        }
+        scanned = {path.stem for path in CONFIGS if any(f"/{path.stem}" in f for f in files)}
+        assert scanned == {path.stem for path in CONFIGS}, framework
+
+
+def test_the_scan_directory_is_outside_dot_directories(monkeypatch, tmp_path):
+    hidden = tmp_path / ".cache" / "tmp"
+    hidden.mkdir(parents=True)
+    monkeypatch.setenv("TMPDIR", str(hidden))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    chosen = scan_directory()
+    assert not any(p.startswith(".") for p in chosen.resolve().parts[1:]), chosen
+    chosen.rmdir()
 
 
 def _suppressed(finding: dict) -> bool:

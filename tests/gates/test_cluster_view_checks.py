@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferstack.gates import cluster_view as checks
+from inferstack.gates.kubelet import mounted_entries, triton_scans_kubelet_entries
 from inferstack.gates.projections import kserve_pods, merge_container, prometheus_pods, ray_pods
 
 
@@ -257,3 +258,32 @@ def test_prometheus_pods_carry_the_operators_labels():
     )
     assert pod["metadata"]["labels"]["operator.prometheus.io/name"] == "p"
     assert pod["spec"]["nodeSelector"] == SYSTEM
+
+
+# -- kubelet -----------------------------------------------------------------------------------------------------
+def _triton(mode: str) -> dict[str, Any]:
+    container = {
+        "name": "triton",
+        "command": ["tritonserver"],
+        "args": ["--model-repository=/repo", f"--model-control-mode={mode}", "--load-model=m"],
+        "volumeMounts": [{"name": "repo", "mountPath": "/repo"}],
+    }
+    volume = {"name": "repo", "configMap": {"name": "r", "items": [{"key": "c", "path": "m/config.pbtxt"}]}}
+    return _deployment("t", {"containers": [container], "volumes": [volume]})
+
+
+def test_the_kubelet_writes_data_entries_beside_configmap_items():
+    volume = {"configMap": {"name": "r", "items": [{"key": "c", "path": "m/config.pbtxt"}]}}
+    assert mounted_entries(volume)[0] == "..data" and "m" in mounted_entries(volume)
+    assert mounted_entries({"emptyDir": {}}) == []
+
+
+def test_triton_loading_explicitly_from_a_configmap_passes():
+    assert list(triton_scans_kubelet_entries([_triton("explicit")])) == []
+
+
+def test_triton_scanning_a_configmap_repository_is_named():
+    """Defect: with --model-control-mode=none Triton took ..data for a model and stopped ("failed to load all
+    models")."""
+    (finding,) = triton_scans_kubelet_entries([_triton("none")])
+    assert "..data" in finding

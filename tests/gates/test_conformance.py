@@ -36,6 +36,11 @@ UNVENDORED_SUBCHART_KEYS: dict[tuple[str, str], str] = {
         "kube-state-metrics 8.4.0 is a remote dependency of kube-prometheus-stack 88.5.3 (not vendored); "
         "nodeSelector is a top-level key of its values.yaml (prometheus-community/helm-charts)"
     ),
+    ("kube-prometheus-stack", "kube-state-metrics.metricLabelsAllowlist"): (
+        "kube-state-metrics 8.4.0 is not vendored in tests/upstream; metricLabelsAllowlist is a top-level key of its "
+        "values.yaml (charts-src/kube-prometheus-stack/88.5.3/charts/kube-state-metrics/values.yaml:416), rendered "
+        "as --metric-labels-allowlist (templates/deployment.yaml:100-101); tests/gates/test_what_runs.py checks it"
+    ),
     ("kube-prometheus-stack", "grafana.nodeSelector"): (
         "grafana 12.11.1 (grafana-community/helm-charts 864f7794) is a remote dependency of kube-prometheus-stack "
         "88.5.3: only its full source is vendored (../shared/upstream/charts-src/kube-prometheus-stack/88.5.3/charts/"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from inferstack.catalog.metrics import DCGM, KIND_METRICS, NIM, RAY_VLLM, VLLM
+from inferstack.catalog.metrics import DCGM, GPU_SERIES, KIND_METRICS, NIM, RAY_VLLM, VLLM
 from inferstack.constructs.checks.pods import all_pod_templates
 from inferstack.constructs.checks.promql import metric_names
 from inferstack.constructs.monitoring import POD_TARGET_LABELS
@@ -35,7 +35,7 @@ def test_every_panel_reads_series_of_its_engine(any_app):
     assert bool(found) == bool(served)
     for obj, uid, board in found:
         assert obj["metadata"]["namespace"] == "monitoring"
-        known = ENGINE_OF_DASHBOARD[uid].series() | DCGM.series()
+        known = ENGINE_OF_DASHBOARD[uid].series() | GPU_SERIES
         targets = [t for panel in board["panels"] for t in panel.get("targets", ())]
         assert targets, uid
         for target in targets:
@@ -67,7 +67,7 @@ def test_every_alert_reads_series_of_its_engine_and_selects_its_pods(any_app):
     assert {(r["metadata"]["namespace"], r["metadata"]["name"].removesuffix("-serving")) for r in rules} == set(served)
     for rule in rules:
         workload = served[(rule["metadata"]["namespace"], rule["metadata"]["name"].removesuffix("-serving"))]
-        known = KIND_METRICS[workload.kind].series() | DCGM.series()
+        known = KIND_METRICS[workload.kind].series() | GPU_SERIES
         alerts = rule["spec"]["groups"][0]["rules"]
         names = {a["alert"] for a in alerts}
         assert {"InferstackTimeToFirstTokenHigh", "InferstackInterTokenLatencyHigh", "InferstackKvCacheNearlyFull",

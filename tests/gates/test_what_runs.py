@@ -9,6 +9,7 @@ import pytest
 
 from inferstack.gates import cluster_view as checks
 from inferstack.gates.helm import helm_version
+from inferstack.gates.kubelet import triton_scans_kubelet_entries
 from inferstack.gates.releases import UNVENDORED
 from tests.gates.cluster_view import CHARTS_SRC, NO_CHARTS, cluster_view
 
@@ -88,3 +89,23 @@ def test_the_kserve_predictor_limits_what_it_requests_after_the_runtime_merge(ks
     resources = pod["spec"]["containers"][0]["resources"]
     assert resources["limits"]["cpu"] == resources["requests"]["cpu"] == "7"
     assert pod["spec"]["containers"][0]["image"] == "kserve/huggingfaceserver:v0.20.0"
+
+
+def test_no_triton_scans_the_kubelets_configmap_entries(any_app):
+    assert list(triton_scans_kubelet_entries(cluster_view(any_app).ours)) == []
+
+
+def test_kube_state_metrics_exports_the_pod_label_the_gpu_panels_join_on(default_app):
+    """Defect: exported_pod=~"<name>-.+" also matched <name>-bench and <name>-70b; the GPU series are now joined to
+    kube_pod_labels{label_app_kubernetes_io_name=<name>}, which kube-state-metrics exports only when allow-listed."""
+    (ksm,) = [
+        o
+        for o in cluster_view(default_app).charts
+        if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("kube-state-metrics")
+    ]
+    args = ksm["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--metric-labels-allowlist=pods=[app.kubernetes.io/name]" in args
+    rules = [o for o in cluster_view(default_app).ours if o["kind"] == "PrometheusRule"]
+    exprs = [r["expr"] for rule in rules for g in rule["spec"]["groups"] for r in g["rules"]]
+    gpu = [e for e in exprs if "DCGM_" in e]
+    assert gpu and all('label_app_kubernetes_io_name="ministral"' in e and "exported_pod=~" not in e for e in gpu)

@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from inferstack import cli
+from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config import InferstackConfig, parse_config
 from inferstack.rules import RULES, Finding, RuleReport, Severity, evaluate
 
@@ -129,6 +130,10 @@ ALSO_TRIPS: dict[str, tuple[str, ...]] = {
     "RAY-PD-ZONE": ("EFA-AZ",),
     "DYNAMO-PD-ZONE": ("EFA-AZ",),
     "AUTOSCALING-METRICS": ("CHECKLIST-MONITORING",),  # scaling on metrics nobody scrapes
+    # without EFA the Dynamo runtime is the build without libfabric, which NIXL's LIBFABRIC backend needs
+    "DYNAMO-PD-EFA": ("IMAGE-NIXL-LIBFABRIC",),
+    # a multi-node vLLM on a CPU pool: no GPUs for NCCL, and the CUDA image cannot run there either
+    "MULTINODE-ACCELERATOR": ("IMAGE-ACCELERATOR",),
 }
 
 
@@ -523,6 +528,22 @@ CASES: dict[str, tuple[dict, dict]] = {
         only_workload(**{**NIM, "replicas": 2}),
         {},
         workload(cache={"access_mode": "ReadWriteMany", "storage_class": "efs"}),
+    ),
+    # images
+    "IMAGE-NIXL-LIBFABRIC": case(
+        merge({"compute": {"node_groups": [P5_EFA_GROUP]}}, only_workload(**RAY_PD)),
+        workload(image="rayproject/ray-llm:2.58.0-py312-cu130", ray_version="2.58.0"),  # no libfabric
+        workload(image="public.ecr.aws/deep-learning-containers/ray:serve-llm-cuda-v1.0", ray_version="2.58.0"),
+    ),
+    "IMAGE-ACCELERATOR": case(
+        {},
+        workload(engine={"image": ENGINE_IMAGES["vllm-neuron"]}),
+        workload(engine={"image": "vllm/vllm-openai:v0.19.0"}),
+    ),
+    "IMAGE-MULTINODE-FLAGS": case(
+        merge(workload(**MULTINODE), gpu_pool(availability_zone=0)),
+        workload(engine={"image": "vllm/vllm-openai:v0.8.5"}),
+        workload(engine={"image": "vllm/vllm-openai:v0.19.0"}),
     ),
     # dynamo
     "DYNAMO-PD-EFA": case(

@@ -10,17 +10,19 @@ from inferstack.config import ConfigError, InferstackConfig
 from inferstack.config.loader import load_config
 from inferstack.config.model import LOG_RETENTION_DAYS
 
-GROUP = "/aws/eks/inferstack/containers"
+GROUP = "/aws/eks/inferstack/containers-"
+#: The UUID of the stack's id: new for every creation of the stack.
+STACK_UUID = {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]}
 
 
 def _group(app):
     groups = app.resources("cluster", "AWS::Logs::LogGroup").values()
-    return [g for g in groups if g["Properties"]["LogGroupName"] == GROUP]
+    return [g for g in groups if GROUP in json.dumps(g["Properties"]["LogGroupName"])]
 
 
 def test_the_log_group_is_encrypted_kept_and_retained(default_app):
     (group,) = _group(default_app)
-    assert group["Properties"]["LogGroupName"] == GROUP
+    assert group["Properties"]["LogGroupName"] == {"Fn::Join": ["", [GROUP, STACK_UUID]]}
     assert group["Properties"]["RetentionInDays"] == 30
     assert "KmsKeyId" in group["Properties"]
     assert group["DeletionPolicy"] == "Retain" and group["UpdateReplacePolicy"] == "Retain"
@@ -42,7 +44,9 @@ def test_fluent_bit_may_only_write_streams_of_that_group(default_app):
     (policy,) = [p for k, p in policies.items() if k.startswith("Rolefluentbit")]
     (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
     assert sorted(statement["Action"]) == ["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"]
-    assert len(statement["Resource"]) == 2 and f"{GROUP}:log-stream:*" in json.dumps(statement["Resource"])
+    streams = json.dumps(statement["Resource"][1])
+    assert len(statement["Resource"]) == 2 and GROUP in streams and json.dumps(STACK_UUID) in streams
+    assert streams.endswith(':log-stream:*"]]}')
     associations = default_app.resources("cluster", "AWS::EKS::PodIdentityAssociation").values()
     bound = {(a["Properties"]["Namespace"], a["Properties"]["ServiceAccount"]) for a in associations}
     assert ("logging", "fluent-bit") in bound
@@ -58,13 +62,25 @@ def test_fluent_bit_runs_on_every_node_and_reads_only_the_logs(default_app):
     mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
     assert mounts["/var/log"]["readOnly"] is True
     env = {e["name"]: e.get("value") for e in container["env"]}
-    assert env["LOG_GROUP"] == GROUP
+    assert env["LOG_GROUP"] == f"{GROUP}${{Token[deploy-time]}}"  # the stack's id, known at deploy
     (namespace,) = [o for o in objects if o["kind"] == "Namespace" and o["metadata"]["name"] == "logging"]
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
     (config,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "fluent-bit"]
     text = config["data"]["fluent-bit.conf"]
     assert "Name              cloudwatch_logs" in text  # the C plugin: Pod Identity since 2.32.5
     assert "auto_create_group Off" in text and "log_group_name    ${LOG_GROUP}" in text
+
+
+def test_re_creating_the_stack_after_a_teardown_gets_a_new_group():
+    """Defect: the group had a fixed name and is retained, so creating the cluster stack again after a teardown failed
+    ("already exists"). The name carries the stack's id, which every creation changes; key policy, role and Fluent
+    Bit read the same expression."""
+    import aws_cdk as cdk
+
+    from inferstack.stacks.log_shipping import container_log_group_name
+
+    stack = cdk.Stack(cdk.App(), "s")
+    assert stack.resolve(container_log_group_name("c")) == {"Fn::Join": ["", ["/aws/eks/c/containers-", STACK_UUID]]}
 
 
 def test_log_shipping_off_creates_nothing():

@@ -278,7 +278,9 @@ class TestDaemonsTolerateTheirPools:
                 }
             }
         )
-        efa = efa_plugin_values("us-west-2", config.compute.daemon_tolerations(NodeDaemon.EFA_PLUGIN))
+        efa = efa_plugin_values(
+            "602401143452.dkr.ecr.us-west-2.amazonaws.com", config.compute.daemon_tolerations(NodeDaemon.EFA_PLUGIN)
+        )
         neuron = neuron_values(config.compute.daemon_tolerations(NodeDaemon.NEURON_PLUGIN))
         assert {t["key"] for t in efa["tolerations"]} == {"nvidia.com/gpu", "dedicated"}
         assert {t["key"] for t in neuron["devicePlugin"]["tolerations"]} == {"aws.amazon.com/neuron", "dedicated"}
@@ -317,3 +319,33 @@ class TestCheckAgreesWithSynth:
         )
         findings = [f for f in evaluate(config).errors if f.rule == "MODEL-DISK"]
         assert findings and "root volume" in findings[0].message and "root_volume_gib" in findings[0].fix
+
+
+class TestEksRegistryPerRegion:
+    """Defect: the EFA device plugin image came from account 602401143452 in every region; opt-in, China and
+    GovCloud regions host EKS's images in accounts of their own (add-ons-images.adoc)."""
+
+    def _registry(self, region: str | None) -> str:
+        import aws_cdk as cdk
+
+        from inferstack.stacks.operators import eks_registry
+
+        app = cdk.App()
+        stack = cdk.Stack(app, "s", env=cdk.Environment(account="123456789012", region=region) if region else None)
+        registry = eks_registry(stack)
+        return json.dumps(stack.resolve(registry)), stack
+
+    def test_a_pinned_region_gets_its_account(self):
+        assert "877085696533.dkr.ecr.af-south-1" in self._registry("af-south-1")[0]
+        assert self._registry("cn-north-1")[0] == '"918309763551.dkr.ecr.cn-north-1.amazonaws.com.cn"'
+        assert "602401143452.dkr.ecr.us-west-2" in self._registry("us-west-2")[0]
+
+    def test_an_env_agnostic_stack_reads_the_account_from_a_mapping(self):
+        resolved, stack = self._registry(None)
+        assert "Fn::FindInMap" in resolved and "AWS::URLSuffix" in resolved
+        import aws_cdk as cdk
+
+        template = cdk.assertions.Template.from_stack(stack).to_json()
+        accounts = template["Mappings"]["EksImageRegistryAccounts"]
+        assert accounts["us-gov-west-1"] == {"account": "013241004608"}
+        assert accounts["me-south-1"] == {"account": "558608220178"}

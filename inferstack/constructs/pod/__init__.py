@@ -109,6 +109,10 @@ class ServingPodProps:
     post_start: Sequence[str] = ()
     """A postStart exec command run in the container once it started (probes wait for it), e.g. pulling Ollama's
     models. Default none."""
+    pre_stop: Sequence[str] = ()
+    """A preStop exec command instead of the preStop pause (the kubelet runs it before SIGTERM, within the
+    termination grace period), e.g. waiting for in-flight requests of an engine that aborts them at SIGTERM.
+    Default none: the pause."""
     run_as_image_user: bool = False
     """Run as the image's own user (root for images without ``USER``) instead of uid 1000, for images whose
     runtime lives under ``/root``. Still no privilege escalation and no capabilities. Default False."""
@@ -198,10 +202,13 @@ def serving_container(
         }
         pre_stop_seconds = PRE_STOP_SECONDS if pre_stop_seconds is None else pre_stop_seconds
     if pre_stop_seconds or props.post_start:
+        stop = (
+            k8s.LifecycleHandler(exec=k8s.ExecAction(command=list(props.pre_stop)))
+            if props.pre_stop and serves
+            else k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=pre_stop_seconds))
+        )
         probes["lifecycle"] = k8s.Lifecycle(
-            pre_stop=k8s.LifecycleHandler(sleep=k8s.SleepAction(seconds=pre_stop_seconds))
-            if pre_stop_seconds
-            else None,
+            pre_stop=stop if pre_stop_seconds else None,
             post_start=k8s.LifecycleHandler(exec=k8s.ExecAction(command=list(props.post_start)))
             if props.post_start
             else None,

@@ -15,7 +15,6 @@ import sys
 import tempfile
 
 import boto3
-from botocore.exceptions import ClientError
 from huggingface_hub import HfApi, hf_hub_download
 
 bucket, prefix = os.environ["BUCKET"], os.environ["PREFIX"]
@@ -35,12 +34,15 @@ def wanted(name: str) -> bool:
     return not any(fnmatch.fnmatch(name, p) for p in exclude)
 
 
-try:
-    previous = s3.get_object(Bucket=bucket, Key=marker)["Body"].read().decode()
-except ClientError as error:
-    if error.response["Error"]["Code"] not in ("404", "NoSuchKey", "NotFound"):
-        raise
-    previous = None
+def exists(key: str) -> bool:
+    """Whether ``key`` exists, by listing it: the role's s3:ListBucket is conditioned on s3:prefix, and S3 answers a
+    GetObject/HeadObject of a missing key with 403 (not 404) to a caller without s3:ListBucket for the request
+    (API_GetObject, "Permissions") — a listing with Prefix=key is allowed and says it plainly."""
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=1)
+    return any(item["Key"] == key for item in listed.get("Contents", []))
+
+
+previous = s3.get_object(Bucket=bucket, Key=marker)["Body"].read().decode() if exists(marker) else None
 if previous == record:
     print(f"s3://{bucket}/{prefix} already holds {repo}@{revision} with this file set; nothing to do")
     sys.exit(0)

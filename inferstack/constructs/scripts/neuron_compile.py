@@ -13,7 +13,6 @@ import sys
 import time
 
 import boto3
-from botocore.exceptions import ClientError
 
 bucket = os.environ["BUCKET"]
 model_prefix, artifacts_prefix = os.environ["MODEL_PREFIX"], os.environ["ARTIFACTS_PREFIX"]
@@ -23,22 +22,23 @@ engine_kwargs = json.loads(os.environ["ENGINE_KWARGS"])
 marker = f"{artifacts_prefix}.inferstack-compile-complete"
 s3 = boto3.client("s3")
 
-try:
-    s3.head_object(Bucket=bucket, Key=marker)
+
+def exists(key: str) -> bool:
+    """Whether ``key`` exists, by listing it: the role's s3:ListBucket is conditioned on s3:prefix, and S3 answers a
+    HeadObject of a missing key with 403 (not 404) to a caller without s3:ListBucket for the request
+    (API_HeadObject, "Permissions") — a listing with Prefix=key is allowed and says it plainly."""
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=1)
+    return any(item["Key"] == key for item in listed.get("Contents", []))
+
+
+if exists(marker):
     print(f"s3://{bucket}/{artifacts_prefix} already holds compiled artifacts; nothing to do")
     sys.exit(0)
-except ClientError as error:
-    if error.response["Error"]["Code"] not in ("404", "NoSuchKey", "NotFound"):
-        raise
 
 sync_marker = os.environ.get("SYNC_MARKER")
-while sync_marker:  # the model-sync Job may still be copying the weights
-    try:
-        s3.head_object(Bucket=bucket, Key=sync_marker)
-        break
-    except ClientError:
-        print("waiting for the model sync to finish")
-        time.sleep(30)
+while sync_marker and not exists(sync_marker):  # the model-sync Job may still be copying the weights
+    print("waiting for the model sync to finish")
+    time.sleep(30)
 
 for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=model_prefix):
     for item in page.get("Contents", []):
