@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import cdk8s
 from constructs import Construct
@@ -34,11 +34,26 @@ class NetworkPoliciesChart(cdk8s.Chart):
     * ``inferstack-model-sync`` / ``inferstack-neuron-compile``: those Jobs reach S3 and the Pod Identity agent;
     * ``<workload>``: one per workload, its ingress and egress (:func:`inferstack.plan.network.network_flows`)."""
 
-    def __init__(self, scope: Construct, construct_id: str, namespaces: Sequence[NamespaceFlows]) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        namespaces: Sequence[NamespaceFlows],
+        *,
+        namespace_policies: bool = True,
+        workloads: Collection[tuple[str, str]] | None = None,
+    ) -> None:
+        """``namespace_policies``: the per-namespace policies (default deny, DNS, namespace egress, batch Jobs).
+        Default True. ``workloads``: ``(namespace, name)`` of the workloads whose own policies (and their
+        benchmarks') to render. Default every one. A workloads stack renders the policies of the workloads it
+        holds, so they shard with them; the first renders the namespaces'."""
         super().__init__(scope, construct_id, disable_resource_name_hashes=True)
         for flows in namespaces:
             ns = flows.namespace
             scope_ns = Construct(self, ns)
+            if not namespace_policies:
+                self._workloads(scope_ns, flows, workloads)
+                continue
             NetworkPolicy(
                 scope_ns,
                 "deny",
@@ -73,16 +88,22 @@ class NetworkPoliciesChart(cdk8s.Chart):
                             labels=LABELS,
                         ),
                     )
-            for workload in flows.workloads:
-                NetworkPolicy(
-                    scope_ns,
-                    f"workload-{workload.name}",
-                    NetworkPolicyProps(
-                        name=workload.name,
-                        namespace=ns,
-                        pods=workload.pods,
-                        ingress=_peers(workload.ingress),
-                        egress=_peers(workload.egress),
-                        labels=LABELS,
-                    ),
-                )
+            self._workloads(scope_ns, flows, workloads)
+
+    @staticmethod
+    def _workloads(scope_ns: Construct, flows: NamespaceFlows, only: Collection[tuple[str, str]] | None) -> None:
+        for workload in flows.workloads:
+            if only is not None and (flows.namespace, workload.owner or workload.name) not in only:
+                continue
+            NetworkPolicy(
+                scope_ns,
+                f"workload-{workload.name}",
+                NetworkPolicyProps(
+                    name=workload.name,
+                    namespace=flows.namespace,
+                    pods=workload.pods,
+                    ingress=_peers(workload.ingress),
+                    egress=_peers(workload.egress),
+                    labels=LABELS,
+                ),
+            )

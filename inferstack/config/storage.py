@@ -158,3 +158,9 @@ class StorageConfig(StrictModel):
     """Default: no FSx."""
     mount_cache_gib: int = Field(default=10, ge=1)
     """Local cache per Mountpoint pod for ``s3_mount`` sources, GiB. Default 10."""
+    install_csi_drivers: bool = True
+    """Create the Mountpoint for S3 (with a bucket) and FSx CSI (with FSx) EKS add-ons, their drivers bound to
+    inferstack's roles through Pod Identity. Set false on a cluster that already runs them: creating an add-on that
+    exists fails the deploy ("Addon already exists"). The roles are still created (stack outputs
+    ``<Driver>RoleArn``): associate them with the drivers' service accounts (``s3-csi-driver-sa``,
+    ``fsx-csi-controller-sa`` in kube-system) yourself. Default true."""

@@ -65,6 +65,8 @@ class WorkloadFlows:
     """The label selector of all its pods (servers, workers, heads, gateways and their databases)."""
     ingress: tuple[Peer, ...]
     egress: tuple[Peer, ...]
+    owner: str | None = None
+    """The workload these pods belong to, when it is not :attr:`name` (a benchmark's: the workload it loads)."""
 
 
 @dataclass(frozen=True)
@@ -214,6 +216,7 @@ def _bench_flows(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Work
     """A benchmark's pods: nothing comes in; out to the workload it loads (through Knative's gateway for a Knative
     predictor), the Pod Identity agent and S3."""
     return WorkloadFlows(
+        owner=workload.name,
         name=f"{workload.name}-bench",
         namespace=workload.namespace,
         pods=bench_pods(workload.name),

@@ -154,8 +154,10 @@ def pod_plan(
     memory = resources.memory_gib or max(2.0, math.floor(allocatable_memory_gib(host) * share * 0.9))
     if resources.memory_gib is None:
         memory = max(memory, min_memory_gib)
-    # EFA: every device of the node (one pod per node); at least one, so a pool without EFA cannot match.
-    efa = max(host.max_efa_interfaces, 1) if workload.efa else 0
+    # EFA: the pod's share of the node's devices, as of its GPUs (a 4-GPU pod on p5.48xlarge: 16 of 32), so pods
+    # that hold part of a node's GPUs (prefill and decode at TP 4) can share it; at least one, so a pool without
+    # EFA cannot match.
+    efa = max(math.floor(host.max_efa_interfaces * min(share, 1.0)), 1) if workload.efa else 0
     selector = {POOL_LABEL: pool.name}
     tolerations = frozenset(pool_taints(pool))
     requests = {"cpu": _cpu(cpu), "memory": f"{memory:g}Gi"}

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
+from inferstack.config.storage import FsxDeploymentType
 from inferstack.config.workloads import ModelConfig, ModelSourceType, WorkloadBase
 from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 from inferstack.rules.base import Finding, Rule
@@ -17,6 +18,7 @@ FSX_AZ = "FSX-AZ"
 PREFIX = "MODEL-PREFIX"
 HF_TOKEN = "HF-TOKEN"  # noqa: S105 - a rule id, not a secret
 DISK = "MODEL-DISK"
+FSX_SCRATCH_SYNC = "FSX-SCRATCH-SYNC"
 #: Node disk not available to pods, GiB: the OS, kubelet and container images (the vLLM image alone unpacks to
 #: ~20 GiB). An estimate; with kubelet's default eviction at 10 % free nodefs, see :func:`usable_disk_gib`.
 NODE_DISK_RESERVED_GIB = 40
@@ -192,10 +194,31 @@ def _neuron_disk(
         )
 
 
+def check_scratch_sync(config: InferstackConfig) -> Iterator[Finding]:
+    """A ``SCRATCH_2`` file system imports the bucket once, when it is created (``ImportPath`` without
+    ``AutoImportPolicy``; stacks/storage.py links a data repository association with auto-import to
+    ``PERSISTENT_2`` only): a model the sync Job copies into the bucket afterwards never appears in it."""
+    fsx = config.storage.fsx
+    if fsx is None or fsx.deployment_type is not FsxDeploymentType.SCRATCH_2:
+        return
+    for path, _, workload, model in _models(config):
+        if model.source.type is ModelSourceType.FSX and getattr(workload, "sync_model", False):
+            yield Finding(
+                rule=FSX_SCRATCH_SYNC,
+                path=f"{path}.sync_model",
+                message=f"{model.id} is synced into the bucket, but storage.fsx is SCRATCH_2, which imports the bucket "
+                "only when the file system is created: the synced model never appears on FSx",
+                fix="use storage.fsx.deployment_type: PERSISTENT_2 (a data repository association with automatic "
+                "import), or copy the weights into the bucket before the file system is created and set "
+                "sync_model: false",
+            )
+
+
 RULES = (
     Rule(id=BACKEND, title="Every model source has its storage backend", check=check_backend, acknowledgeable=False),
     Rule(id=FSX_AZ, title="FSx in the zone of the pools that mount it", check=check_fsx_zone),
     Rule(id=PREFIX, title="Workloads read prefixes their storage holds", check=check_prefix),
     Rule(id=HF_TOKEN, title="Gated models come with a Hugging Face token", check=check_token),
     Rule(id=DISK, title="Models downloaded at start fit the cache volume and the node's disk", check=check_disk),
+    Rule(id=FSX_SCRATCH_SYNC, title="Synced models reach FSx only with automatic import", check=check_scratch_sync),
 )

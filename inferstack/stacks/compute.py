@@ -25,6 +25,7 @@ from inferstack.catalog.kubernetes import (
 from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
 from inferstack.charts.karpenter_pools import KarpenterPoolsChart, KarpenterPoolsProps, PoolPlacement
 from inferstack.config.compute import AcceleratedNodeGroupConfig, AmiVariant, ComputeConfig, NodeCapacity, NodeDaemon
+from inferstack.stacks.cluster_refs import cluster_security_group_id
 from inferstack.stacks.karpenter import Karpenter
 from inferstack.stacks.nag import EKS_NODE_POLICIES, acknowledge, managed_policy
 from inferstack.stacks.operators import add_efa_device_plugin, add_gpu_operator, add_neuron_chart
@@ -183,7 +184,7 @@ class ComputeStack(Stack):
             ],
         }
         if group.efa:
-            groups = [self.cluster.cluster_security_group_id, self.efa_security_group.security_group_id]  # type: ignore[union-attr]
+            groups = [cluster_security_group_id(self.cluster), self.efa_security_group.security_group_id]  # type: ignore[union-attr]
             data["NetworkInterfaces"] = [
                 {
                     "NetworkCardIndex": i.network_card_index,
@@ -252,7 +253,7 @@ class ComputeStack(Stack):
         placements: dict[str, PoolPlacement] = {}
         for pool in self.config.karpenter_pools:
             subnets = self._subnets(pool.availability_zone)
-            groups = [self.cluster.cluster_security_group_id]
+            groups = [cluster_security_group_id(self.cluster)]
             if pool.efa and self.efa_security_group is not None:
                 groups.append(self.efa_security_group.security_group_id)
             placements[pool.name] = PoolPlacement(

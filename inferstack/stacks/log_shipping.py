@@ -112,7 +112,7 @@ def add_log_shipping(
     )
     stream = f"Resource::{_nag_string(stack, group_arn)}:log-stream:*"
     acknowledge(role, "IAM5", STREAM_WILDCARD, (stream,))
-    eks.CfnPodIdentityAssociation(
+    association = eks.CfnPodIdentityAssociation(
         scope,
         "Identity-logging-fluent-bit",
         cluster_name=cluster.cluster_name,
@@ -121,4 +121,6 @@ def add_log_shipping(
         role_arn=role.role_arn,
     )
     props = LogShippingProps(log_group=name, region=Aws.REGION, image=IMAGES["fluent-bit"])
-    return add_chart_manifest(scope, "LogShipping", cluster, LogShippingChart(cdk8s.App(), "log-shipping", props))
+    manifest = add_chart_manifest(scope, "LogShipping", cluster, LogShippingChart(cdk8s.App(), "log-shipping", props))
+    manifest.node.add_dependency(association)  # a Fluent Bit pod started before its association gets no credentials
+    return manifest

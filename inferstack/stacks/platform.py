@@ -14,7 +14,13 @@ from inferstack.stacks.cluster import ClusterStack
 from inferstack.stacks.compute import ComputeStack
 from inferstack.stacks.network import NetworkStack
 from inferstack.stacks.storage import StorageStack
-from inferstack.stacks.workloads import WorkloadsStack, render_workloads, shard_workloads
+from inferstack.stacks.workloads import (
+    WorkloadsStack,
+    render_workloads,
+    shard_workloads,
+    shared_chart_bytes,
+    with_policies,
+)
 
 PLATFORM_TAG = "inferstack:platform"
 
@@ -114,7 +120,8 @@ def build_platform(
         )
     workloads: list[WorkloadsStack] = []
     if config.workloads:
-        shards = shard_workloads(render_workloads(config, storage))
+        rendered = with_policies(config, render_workloads(config, storage))
+        shards = shard_workloads(rendered, reserved_first=shared_chart_bytes(config))
         for index, shard in enumerate(shards):
             suffix = "" if index == 0 else f"-{index + 1}"
             stack = WorkloadsStack(

@@ -23,6 +23,7 @@ from constructs import Construct
 from inferstack.catalog.versions import STORAGE_ADDON_SERVICE_ACCOUNTS, STORAGE_ADDONS
 from inferstack.config.storage import BucketEncryption, FsxConfig, FsxDeploymentType, ModelBucketConfig, StorageConfig
 from inferstack.plan import ResolvedWorkload
+from inferstack.stacks.cluster_refs import cluster_security_group_id
 from inferstack.stacks.nag import acknowledge, nag_render
 from inferstack.stacks.zones import zone_subnet
 
@@ -105,6 +106,7 @@ class StorageStack(cdk.Stack):
         if storage.fsx is not None:
             self.file_system = self._file_system(storage.fsx, vpc)
         self.addons: dict[str, eks.Addon] = {}
+        self.install_csi_drivers = storage.install_csi_drivers
         if self.bucket is not None:
             role = self._csi_addon("aws-mountpoint-s3-csi-driver", self._mountpoint_statements())
             objects = nag_render(self.resolve(self.bucket.bucket_arn))
@@ -300,7 +302,7 @@ class StorageStack(cdk.Stack):
             allow_all_outbound=True,
             description="FSx for Lustre: Lustre traffic from cluster nodes and itself",
         )
-        nodes = ec2.Peer.security_group_id(self.cluster.cluster_security_group_id)
+        nodes = ec2.Peer.security_group_id(cluster_security_group_id(self.cluster))
         for peer, who in ((nodes, "cluster nodes"), (group, "itself")):
             group.add_ingress_rule(peer, ec2.Port.tcp(988), f"Lustre from {who}")
             group.add_ingress_rule(peer, ec2.Port.tcp_range(1018, 1023), f"Lustre from {who}")
@@ -362,9 +364,19 @@ class StorageStack(cdk.Stack):
 
     # -- CSI add-ons ---------------------------------------------------------------------------------------------
     def _csi_addon(self, name: str, statements: list[iam.PolicyStatement]) -> iam.Role:
+        """The CSI driver's role and, unless ``storage.install_csi_drivers`` is off, its add-on bound to it."""
         role = pod_identity_role(self, f"Role-{name}", f"{name} add-on of EKS cluster {self.cluster_name}")
         for statement in statements:
             role.add_to_principal_policy(statement)
+        if not self.install_csi_drivers:
+            account = STORAGE_ADDON_SERVICE_ACCOUNTS[name]
+            cdk.CfnOutput(
+                self,
+                f"{''.join(part.title() for part in name.split('-'))}RoleArn",
+                value=role.role_arn,
+                description=f"Associate with kube-system/{account} of the cluster's own {name} (Pod Identity)",
+            )
+            return role
         addon = eks.Addon(
             self,
             f"Addon-{name}",

@@ -9,6 +9,7 @@ the others depend on it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,17 +85,23 @@ def render_workloads(
 
 
 def shard_workloads(
-    rendered: Sequence[RenderedWorkload], max_bytes: int | None = None, max_workloads: int | None = None
+    rendered: Sequence[RenderedWorkload],
+    max_bytes: int | None = None,
+    max_workloads: int | None = None,
+    reserved_first: int = 0,
 ) -> list[list[RenderedWorkload]]:
     """Consecutive groups whose charts fit ``max_bytes`` (default :data:`SHARD_BYTES`) and ``max_workloads``
-    (default :data:`SHARD_WORKLOADS`); config order is kept."""
+    (default :data:`SHARD_WORKLOADS`); config order is kept. ``reserved_first``: bytes the first stack holds besides
+    its workloads (namespaces, the namespaces' policies, dashboards: :func:`shared_chart_bytes`), so the first
+    group is that much smaller — empty when they fill it. Default 0."""
     max_bytes = max_bytes or SHARD_BYTES
     max_workloads = max_workloads or SHARD_WORKLOADS
     shards: list[list[RenderedWorkload]] = []
     current: list[RenderedWorkload] = []
-    size = 0
+    size = reserved_first
     for item in rendered:
-        if current and (size + item.size > max_bytes or len(current) >= max_workloads):
+        full = size + item.size > max_bytes or len(current) >= max_workloads
+        if full and (current or (not shards and reserved_first)):
             shards.append(current)
             current, size = [], 0
         current.append(item)
@@ -102,6 +109,43 @@ def shard_workloads(
     if current:
         shards.append(current)
     return shards
+
+
+def policy_bytes(config: InferstackConfig) -> dict[tuple[str, str], int]:
+    """Bytes of each workload's own NetworkPolicies (its own and its benchmark's), which shard with it."""
+    flows = network_flows(config)
+    if not flows:
+        return {}
+    owner = {(ns.namespace, w.name): (ns.namespace, w.owner or w.name) for ns in flows for w in ns.workloads}
+    sizes: dict[tuple[str, str], int] = {}
+    for policy in NetworkPoliciesChart(cdk8s.App(), "np", flows, namespace_policies=False).to_json():
+        meta = policy["metadata"]
+        key = owner[(meta["namespace"], meta["name"])]
+        sizes[key] = sizes.get(key, 0) + len(json.dumps(policy))
+    return sizes
+
+
+def shared_chart_bytes(config: InferstackConfig) -> int:
+    """Bytes of the charts only the first workloads stack applies: the namespaces, the namespaces' own policies and
+    the dashboards (a row per workload)."""
+    size = len(json.dumps(NamespacesChart(cdk8s.App(), "ns", namespaces_to_create(config)).to_json()))
+    flows = network_flows(config)
+    if flows:
+        chart = NetworkPoliciesChart(cdk8s.App(), "np", flows, workloads=set())
+        size += len(json.dumps(chart.to_json()))
+    served = served_workloads(config)
+    if served and config.observability.grafana and config.observability.install_prometheus_stack:
+        size += len(json.dumps(ObservabilityChart(cdk8s.App(), "d", served, config.observability.alerts).to_json()))
+    return size
+
+
+def with_policies(config: InferstackConfig, rendered: Sequence[RenderedWorkload]) -> list[RenderedWorkload]:
+    """``rendered`` with each workload's NetworkPolicies counted in its size."""
+    sizes = policy_bytes(config)
+    return [
+        dataclasses.replace(item, size=item.size + sizes.get((item.workload.namespace, item.workload.name), 0))
+        for item in rendered
+    ]
 
 
 class WorkloadsStack(cdk.Stack):
@@ -139,28 +183,35 @@ class WorkloadsStack(cdk.Stack):
             if owned:
                 chart = NamespacesChart(cdk8s.App(), "namespaces", owned)
                 self.namespaces += (add_chart_manifest(self, "Namespaces", cluster, chart, durable=True),)
-            flows = network_flows(config)
-            if flows:
-                policies = NetworkPoliciesChart(cdk8s.App(), "network-policies", flows)
-                manifest = add_chart_manifest(self, "NetworkPolicies", cluster, policies)
-                for dependency in self.namespaces:
-                    manifest.node.add_dependency(dependency)
             self._install_operators()
             self._observability()
         else:
             self.namespaces = primary.namespaces
             self.operators = primary.operators
+        flows = network_flows(config)
+        if flows:
+            # the namespaces' policies in the first stack; each stack the policies of the workloads it holds
+            held = {(item.workload.namespace, item.workload.name) for item in workloads}
+            policies = NetworkPoliciesChart(
+                cdk8s.App(), "network-policies", flows, namespace_policies=primary is None, workloads=held
+            )
+            if policies.node.children:
+                manifest = add_chart_manifest(self, "NetworkPolicies", cluster, policies)
+                for dependency in self.namespaces:
+                    manifest.node.add_dependency(dependency)
         self.charts: dict[str, WorkloadChart] = {}
         self.manifests: dict[str, eks.KubernetesManifest] = {}
         for item in workloads:
             workload = item.workload
-            self._identities(workload)
+            identities = self._identities(workload)
             manifest = add_chart_manifest(
                 self, f"Workload-{workload.namespace}-{workload.name}", cluster, item.chart, rendered=item.manifest
             )
             addons = storage.addons.values() if storage is not None else ()
             operators = [self.operators[name] for name in sorted(workload.operators) if name in self.operators]
-            for dependency in (*self.namespaces, *addons, *operators):
+            # The pods get credentials only if their Pod Identity association exists when they start (the EKS Pod
+            # Identity webhook injects the credentials at pod admission), so the objects wait for the associations.
+            for dependency in (*self.namespaces, *addons, *operators, *identities):
                 manifest.node.add_dependency(dependency)
             self.charts[workload.name] = item.chart
             self.manifests[workload.name] = manifest
@@ -190,8 +241,10 @@ class WorkloadsStack(cdk.Stack):
         ):
             manifest.node.add_dependency(dependency)
 
-    def _associate(self, workload: ResolvedWorkload, service_account: str, role: iam.IRole) -> None:
-        eks.CfnPodIdentityAssociation(
+    def _associate(
+        self, workload: ResolvedWorkload, service_account: str, role: iam.IRole
+    ) -> eks.CfnPodIdentityAssociation:
+        return eks.CfnPodIdentityAssociation(
             self,
             f"Identity-{workload.namespace}-{service_account}",
             cluster_name=self.cluster.cluster_name,
@@ -200,14 +253,17 @@ class WorkloadsStack(cdk.Stack):
             role_arn=role.role_arn,
         )
 
-    def _identities(self, workload: ResolvedWorkload) -> None:
+    def _identities(self, workload: ResolvedWorkload) -> list[eks.CfnPodIdentityAssociation]:
+        """The workload's roles and the Pod Identity associations of its service accounts."""
         if self.storage is None:
-            return
+            return []
         roles = self.storage.add_workload_roles(self, workload)
+        associations = []
         if roles.reader is not None:
             for account in workload.readers:
-                self._associate(workload, account, roles.reader)
+                associations.append(self._associate(workload, account, roles.reader))
         if roles.sync is not None:
-            self._associate(workload, workload.writer_service_account, roles.sync)
+            associations.append(self._associate(workload, workload.writer_service_account, roles.sync))
         if roles.bench is not None and workload.bench is not None:
-            self._associate(workload, workload.bench.service_account, roles.bench)
+            associations.append(self._associate(workload, workload.bench.service_account, roles.bench))
+        return associations

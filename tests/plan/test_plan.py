@@ -77,3 +77,36 @@ def test_a_model_listed_twice_is_synced_once():
     )
     (chat,) = resolve(config).workloads
     assert [m.sync for m in chat.models] == [True, False] and chat.prefixes == ["models/Qwen/Qwen3-8B/main/"]
+
+
+def test_an_efa_pod_takes_its_share_of_the_nodes_efa_devices():
+    """Defect: every EFA pod requested all 32 EFA devices of a p5.48xlarge, so prefill and decode at TP 4 (4 GPUs each)
+    could not share a node and the P/D layout needed twice the nodes."""
+    p5 = {"name": "p5", "instance_type": "p5.48xlarge", "efa": True, "availability_zone": 0, "max_size": 2}
+    model = {
+        "id": "meta-llama/Llama-3.1-70B-Instruct",
+        "hf_token_secret": {"name": "hf"},
+        "source": {"type": "s3_mount"},
+    }
+    shared = {"kind": "ray_serve", "pool": "p5", "efa": True, "upgrade_strategy": "None", "models": [{"model": model}]}
+    config = parse_config(
+        {
+            "compute": {"node_groups": [p5]},
+            "workloads": [
+                {
+                    "name": "pd",
+                    **shared,
+                    "prefill_decode": {
+                        "prefill": {"engine": {"tensor_parallel_size": 4}},
+                        "decode": {"engine": {"tensor_parallel_size": 4}},
+                    },
+                },
+                {"name": "whole", **shared},
+            ],
+        }
+    )
+    pd, whole = resolve(config).workloads
+    assert {name: role.pod.efa for name, role in pd.roles.items() if name != "head"} == {"prefill": 16, "decode": 16}
+    assert {role.pod.accelerators for name, role in pd.roles.items() if name != "head"} == {4}
+    (engine,) = [role for name, role in whole.roles.items() if name != "head"]
+    assert engine.pod.efa == 32 * engine.pod.accelerators // 8

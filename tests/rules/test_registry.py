@@ -239,6 +239,13 @@ CASES: dict[str, tuple[dict, dict]] = {
         {"storage": {"fsx": {"availability_zone": 1}}},
         {"storage": {"fsx": {"availability_zone": 0}}},
     ),
+    "FSX-SCRATCH-SYNC": case(
+        merge(
+            workload(**FROM_FSX), merge(gpu_pool(availability_zone=0), {"storage": {"fsx": {"availability_zone": 0}}})
+        ),
+        {"storage": {"fsx": {"deployment_type": "SCRATCH_2"}}},  # the default sync_model: true
+        {"storage": {"fsx": {"deployment_type": "PERSISTENT_2"}}},
+    ),
     "MODEL-PREFIX": case(
         merge(workload(**FROM_FSX), merge(gpu_pool(availability_zone=0), {"storage": {"fsx": {}}})),
         workload(model={"source": {"prefix": "other/Qwen/Qwen3-8B/"}}),

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import pytest
+
+from inferstack.charts.workload import StorageRefs
 from inferstack.config import parse_config
 from inferstack.stacks import workloads as workloads_module
 from inferstack.stacks.workloads import shard_workloads
@@ -65,15 +68,11 @@ TEMPLATE_BYTES, TEMPLATE_RESOURCES = 1_048_576, 500
 
 
 def test_250_workloads_fit_cloudformation(synth_config):
-    """Workload roles shard with their workloads: at 100 workloads the storage stack used to hold 408 of its 500
-    resources (and failed near 125)."""
-    config = parse_config(
-        {
-            "compute": {"karpenter_pools": [{"name": "gpu", "instance_families": ["g6e"], "max_accelerators": 1000}]},
-            "workloads": [{"name": f"w{i}", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}} for i in range(250)],
-        }
-    )
-    app = synth_config(config, nag=False)
+    """250 copies of the default workload over 5 namespaces, synthesized: every template under CloudFormation's
+    limits. Workload roles shard with their workloads (at 100 workloads the storage stack used to hold 408 of its 500
+    resources); the NetworkPolicies shard with theirs and the first stack counts what only it applies (it reached
+    1,102,866 bytes before: 272 KB of policies and 96 KB of dashboards uncounted)."""
+    app = synth_config(parse_config(_copies(250)), nag=False)
     for name, template in app.templates.items():
         assert len(template["Resources"]) < TEMPLATE_RESOURCES, name
         assert len(json.dumps(template, separators=(",", ":"))) < TEMPLATE_BYTES, name
@@ -84,3 +83,67 @@ def test_250_workloads_fit_cloudformation(synth_config):
         if "-workloads" in name
     )
     assert associations == 500  # reader + sync per workload, each in its workload's stack
+
+
+#: What the storage stack would give (a bucket name of CloudFormation's length), without CDK stacks.
+PLACEHOLDER_REFS = StorageRefs(region="us-west-2", bucket="inferstack-storage-modelbucket0123456789ab-0123456789ab")
+
+
+def _copies(count: int, namespaces: int = 5) -> dict:
+    import copy
+
+    import yaml
+
+    from tests.synth import ROOT
+
+    data = yaml.safe_load((ROOT / "inferstack.yaml").read_text())
+    workload = data["workloads"][0]
+    data["workloads"] = [
+        {**copy.deepcopy(workload), "name": f"{workload['name']}-{i}", "namespace": f"team-{i % namespaces}"}
+        for i in range(count)
+    ]
+    return data
+
+
+@pytest.mark.parametrize("count", [500])
+def test_each_stack_holds_what_it_really_contains_at_scale(count):
+    """Defect: at 250 copies of the default workload the first workloads stack reached 1.1 MB: its NetworkPolicies
+    (a policy per workload, 272 KB) and dashboards (a row per workload) were not counted, and the policies were not
+    sharded. Now each stack applies the policies of the workloads it holds, and the first stack's budget is reduced by
+    what only it applies. Checked on the rendered charts (a full synth of 500 workloads takes 105 s here; 250 are
+    synthesized above, and the mechanism on real templates at a smaller budget below)."""
+    from inferstack.stacks.workloads import SHARD_BYTES, render_workloads, shared_chart_bytes, with_policies
+
+    config = parse_config(_copies(count))
+    bare = render_workloads(config, None, refs=PLACEHOLDER_REFS)
+    rendered = with_policies(config, bare)
+    reserved = shared_chart_bytes(config)
+    shards = shard_workloads(rendered, reserved_first=reserved)
+    assert sum(len(s) for s in shards) == count
+    sizes = [sum(i.size for i in shard) + (reserved if index == 0 else 0) for index, shard in enumerate(shards)]
+    assert max(sizes) <= SHARD_BYTES, sizes
+    assert sum(i.size for i in rendered) - sum(i.size for i in bare) > 100 * count  # each carries its policy
+
+
+def test_the_first_stack_counts_its_shared_charts_in_real_templates(monkeypatch, synth_config):
+    """The same on synthesized templates, with a small budget: no workloads stack exceeds what its charts may be,
+    the first stack carries the namespaces' policies and the dashboards, every stack its workloads' policies."""
+    from inferstack.stacks.workloads import shared_chart_bytes
+
+    config = parse_config(_copies(12, namespaces=3))
+    budget = shared_chart_bytes(config) + 30_000
+    monkeypatch.setattr(workloads_module, "SHARD_BYTES", budget)
+    app = synth_config(config, nag=False)
+    names = sorted(n for n in app.templates if "-workloads" in n)
+    assert len(names) > 2
+    for name in names:
+        objects = _objects(app.templates[name])
+        policies = {o["metadata"]["name"] for o in objects if o["kind"] == "NetworkPolicy"}
+        deployments = {o["metadata"]["name"] for o in objects if o["kind"] == "Deployment"}
+        assert deployments <= policies, name  # each workload's policy lives beside it
+        charts = [
+            r for r in app.templates[name]["Resources"].values() if r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource"
+        ]
+        assert sum(len(json.dumps(r["Properties"]["Manifest"])) for r in charts) < 2.2 * budget, name
+    first = _objects(app.templates["inferstack-workloads"])
+    assert "inferstack-default-deny" in {o["metadata"]["name"] for o in first if o["kind"] == "NetworkPolicy"}

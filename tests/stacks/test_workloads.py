@@ -269,3 +269,22 @@ class TestWaitsForTheModelSync:
             }
         )
         assert "initContainers" not in pod_spec(synth_config(config, nag=False))
+
+
+def test_workload_objects_wait_for_their_pod_identity_associations(default_app, bench_app):
+    """Defect: a pod created before its Pod Identity association never gets credentials (the EKS Pod Identity webhook
+    injects them at admission); each workload's manifest now depends on its associations, as Fluent Bit's does."""
+    for app in (default_app, bench_app):
+        template = app.template("workloads")
+        resources = template["Resources"]
+        associations = {k for k, r in resources.items() if r["Type"] == "AWS::EKS::PodIdentityAssociation"}
+        assert associations
+        workloads = {
+            k: r for k, r in resources.items() if k.startswith("Workload") and r["Type"].startswith("Custom::")
+        }
+        waited = {d for r in workloads.values() for d in r.get("DependsOn", [])}
+        assert associations <= waited, sorted(associations - waited)
+    cluster = default_app.template("cluster")["Resources"]
+    (logging,) = [k for k, r in cluster.items() if r["Type"] == "AWS::EKS::PodIdentityAssociation" and "fluentbit" in k]
+    (shipping,) = [r for k, r in cluster.items() if k.startswith("LogShipping") and r["Type"].startswith("Custom::")]
+    assert logging in shipping["DependsOn"]
