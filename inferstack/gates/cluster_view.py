@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
@@ -271,4 +272,88 @@ def requests_over_limits(objects: Objects) -> list[str]:
                         f"limits.{name} {limit} — the API server refuses the pod; set the limit (≥ the request) "
                         "where the merged container gets it"
                     )
+    return findings
+
+
+# -- CRD ordering --------------------------------------------------------------------------------------------------
+#: API groups the API server serves itself (no CRD needed).
+BUILT_IN_GROUPS = frozenset(
+    {
+        "", "apps", "batch", "policy", "autoscaling", "networking.k8s.io", "rbac.authorization.k8s.io",
+        "scheduling.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io",
+        "coordination.k8s.io", "apiregistration.k8s.io", "node.k8s.io", "discovery.k8s.io", "certificates.k8s.io",
+        "flowcontrol.apiserver.k8s.io", "resource.k8s.io",
+    }
+)  # fmt: skip
+
+
+def api_group(obj: Mapping[str, Any]) -> str:
+    version = str(obj.get("apiVersion") or "")
+    return version.split("/", 1)[0] if "/" in version else ""
+
+
+def crds_by_kind(objects: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
+    """``(group, kind)`` of every CustomResourceDefinition among ``objects``."""
+    return {
+        (str((o.get("spec") or {}).get("group")), str(((o.get("spec") or {}).get("names") or {}).get("kind")))
+        for o in objects
+        if o.get("kind") == "CustomResourceDefinition"
+    }
+
+
+@dataclass(frozen=True)
+class DeployStep:
+    """What one resource of the deploy applies (a Helm release's rendered objects, a manifest's objects), and the
+    steps CloudFormation completes before it (its DependsOn, transitively, and every step of the stacks its stack
+    depends on)."""
+
+    name: str
+    objects: Sequence[Mapping[str, Any]]
+    after: frozenset[str]
+    applies_crds: frozenset[tuple[str, str]] = frozenset()
+    """``(group, kind)`` its software applies at run time rather than rendering them (:data:`RUNTIME_CRDS`)."""
+
+
+#: Charts whose CRDs their operator applies when it starts, not the chart: the Dynamo platform 1.4.0 ships none; the
+#: operator's ``crd-apply`` init container applies them (deploy/helm/charts/platform/components/operator/templates/
+#: manager-rbac / deployment at 1.4.0). With ``--wait`` the release completes only once that pod is ready.
+#: EKS add-ons that install CRDs: the cert-manager community add-on (cert-manager's own CRDs).
+ADDON_CRDS: dict[str, frozenset[tuple[str, str]]] = {
+    "cert-manager": frozenset(
+        ("cert-manager.io", kind) for kind in ("Certificate", "CertificateRequest", "Issuer", "ClusterIssuer")
+    ),
+}
+RUNTIME_CRDS: dict[str, frozenset[tuple[str, str]]] = {
+    "dynamo-platform": frozenset(
+        {
+            ("nvidia.com", "DynamoGraphDeployment"),
+            ("nvidia.com", "DynamoComponentDeployment"),
+            ("nvidia.com", "DynamoGraphDeploymentRequest"),
+            ("nvidia.com", "DynamoModel"),
+        }
+    ),
+}
+
+
+def custom_resources_without_a_crd_before(
+    steps: Sequence[DeployStep], external_groups: Iterable[str] = ()
+) -> list[str]:
+    """Every custom resource's CRD must come from a step completed before its own, or from its own step (a release
+    installs its ``crds/`` first). CloudFormation runs resources without a dependency between them concurrently, so
+    "before" is a dependency, not template order. ``external_groups``: API groups the cluster is declared to serve
+    already (e.g. Knative's, AIBrix's)."""
+    provides = {step.name: crds_by_kind(step.objects) | step.applies_crds for step in steps}
+    external = set(external_groups)
+    findings: list[str] = []
+    for step in steps:
+        served = provides[step.name].union(*(provides.get(name, set()) for name in step.after))
+        for obj in step.objects:
+            group = api_group(obj)
+            if group in BUILT_IN_GROUPS or group in external or obj.get("kind") == "CustomResourceDefinition":
+                continue
+            if (group, str(obj.get("kind"))) not in served:
+                findings.append(
+                    f"{step.name}: {_ref(obj)} ({group}) — no step it depends on installs its CRD: make it depend "
+                    "on the release that does (node.add_dependency), or declare the operator as existing"
+                )
     return findings

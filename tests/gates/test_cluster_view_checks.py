@@ -287,3 +287,41 @@ def test_triton_scanning_a_configmap_repository_is_named():
     models")."""
     (finding,) = triton_scans_kubelet_entries([_triton("none")])
     assert "..data" in finding
+
+
+# -- CRD ordering --------------------------------------------------------------------------------------------------
+CRD = {
+    "kind": "CustomResourceDefinition",
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "metadata": {"name": "rayservices.ray.io"},
+    "spec": {"group": "ray.io", "names": {"kind": "RayService"}, "versions": [{"name": "v1"}]},
+}
+RAY_SERVICE = {"kind": "RayService", "apiVersion": "ray.io/v1", "metadata": {"name": "r", "namespace": "x"}}
+
+
+def test_a_custom_resource_after_its_crds_release_passes():
+    steps = [
+        checks.DeployStep(name="kuberay", objects=[CRD], after=frozenset()),
+        checks.DeployStep(name="workload", objects=[RAY_SERVICE], after=frozenset({"kuberay"})),
+    ]
+    assert checks.custom_resources_without_a_crd_before(steps) == []
+
+
+def test_a_custom_resource_not_depending_on_its_crds_release_is_named():
+    """CloudFormation runs the two concurrently without the dependency, whatever their order in the template."""
+    steps = [
+        checks.DeployStep(name="kuberay", objects=[CRD], after=frozenset()),
+        checks.DeployStep(name="workload", objects=[RAY_SERVICE], after=frozenset()),
+    ]
+    (finding,) = checks.custom_resources_without_a_crd_before(steps)
+    assert finding.startswith("workload: RayService/x/r")
+    assert checks.custom_resources_without_a_crd_before(steps, external_groups=["ray.io"]) == []
+
+
+def test_crds_an_operator_applies_at_run_time_count():
+    dgd = {"kind": "DynamoGraphDeployment", "apiVersion": "nvidia.com/v1beta1", "metadata": {"name": "d"}}
+    operator = checks.DeployStep(
+        name="dynamo", objects=[], after=frozenset(), applies_crds=checks.RUNTIME_CRDS["dynamo-platform"]
+    )
+    workload = checks.DeployStep(name="w", objects=[dgd], after=frozenset({"dynamo"}))
+    assert checks.custom_resources_without_a_crd_before([operator, workload]) == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from inferstack.constructs.checks.pod_security import check_manifests, namespace_levels
 from inferstack.gates import cluster_view as checks
 from inferstack.gates.helm import helm_version
 from inferstack.gates.kubelet import triton_scans_kubelet_entries
@@ -109,3 +110,20 @@ def test_kube_state_metrics_exports_the_pod_label_the_gpu_panels_join_on(default
     exprs = [r["expr"] for rule in rules for g in rule["spec"]["groups"] for r in g["rules"]]
     gpu = [e for e in exprs if "DCGM_" in e]
     assert gpu and all('label_app_kubernetes_io_name="ministral"' in e and "exported_pod=~" not in e for e in gpu)
+
+
+#: API groups the config declares the cluster already serves (their operators are not installed by inferstack).
+EXTERNAL_GROUPS = ("serving.knative.dev", "model.aibrix.ai", "autoscaling.aibrix.ai", "orchestration.aibrix.ai")
+
+
+def test_every_custom_resource_follows_the_release_of_its_crd(any_app):
+    steps = cluster_view(any_app).deploy_steps()
+    assert steps
+    assert checks.custom_resources_without_a_crd_before(steps, EXTERNAL_GROUPS) == []
+
+
+def test_rendered_pods_meet_their_namespaces_pod_security(any_app):
+    view = cluster_view(any_app)
+    levels = namespace_levels(view.ours)
+    findings = check_manifests([*view.charts, *view.projected], levels)
+    assert [str(f) for f in findings] == []

@@ -120,7 +120,6 @@ class TestATeamsClusterWithItsOwnAddOns:
 
     def test_an_imported_cluster_without_its_security_group_is_a_named_error(self):
         from aws_cdk import aws_eks_v2 as eks
-
         from aws_cdk.lambda_layer_kubectl_v36 import KubectlV36Layer
 
         def imported(scope):
