@@ -391,8 +391,8 @@ class ObservabilityConfig(StrictModel):
     """Targets of every workload's alerts (a workload's own ``alerts`` overrides them). Default: seed 001's."""
     log_shipping: bool = True
     """Fluent Bit on every node ships every container's log to the CloudWatch Logs group
-    ``/aws/eks/<cluster>/containers`` (KMS-encrypted, retained when the stack goes). Only on the cluster inferstack
-    creates. Default on."""
+    ``/aws/eks/<cluster>/containers-<stack id>`` (KMS-encrypted, retained when the stack goes). Only on the cluster
+    inferstack creates. Default on."""
     log_retention_days: int = 30
     """How long that group keeps events, days: one of CloudWatch Logs' values (1, 3, 5, 7, 14, 30, 60, 90, 120, 150,
     180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653). Default 30."""

@@ -260,14 +260,15 @@ pause, budget, port = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 time.sleep(pause)
 deadline = time.monotonic() + budget
 pattern = re.compile(r'^vllm:num_requests_(running|waiting)\\{[^}]*\\} ([0-9.e+]+)$', re.M)
-while time.monotonic() < deadline:
+while (left := deadline - time.monotonic()) > 0:
     try:
-        text = urllib.request.urlopen(f'http://127.0.0.1:{port}/metrics', timeout=5).read().decode()
+        text = urllib.request.urlopen(f'http://127.0.0.1:{port}/metrics', timeout=min(5, left)).read().decode()
     except OSError:
         break
-    if sum(float(v) for _, v in pattern.findall(text)) == 0:
+    found = pattern.findall(text)
+    if not found or sum(float(v) for _, v in found) == 0:
         break
-    time.sleep(2)
+    time.sleep(min(2, max(0, deadline - time.monotonic())))
 """
 
 
@@ -286,6 +287,11 @@ def vllm_pod_props(
     termination grace period. Returns the props with the drain filled in, and the pod's props."""
     drain = props.termination_grace_seconds - PRE_STOP_SECONDS - EXIT_MARGIN_SECONDS
     graceful = supports_shutdown_timeout(props.image) if props.graceful_shutdown is None else props.graceful_shutdown
+    if drain < 1 and (not graceful or props.engine.shutdown_timeout is None):
+        raise check.PropError(
+            f"{owner}: termination_grace_seconds {props.termination_grace_seconds} leaves no time to drain — "
+            f"use at least {PRE_STOP_SECONDS + EXIT_MARGIN_SECONDS + 1}"
+        )
     if not graceful:
         if props.engine.shutdown_timeout is not None:
             raise check.PropError(

@@ -81,14 +81,30 @@ def _pod(namespace: str, name: str, labels: Mapping[str, str], spec: Mapping[str
 
 
 def _merge_list(base: list[Any], patch: list[Any], key: str) -> list[Any]:
+    """A strategic merge of two lists by ``key``: a patch item merges into the base item with its key (its fields
+    over the base's); an ``env`` item setting ``valueFrom`` drops the base's ``value`` and the reverse, as KServe
+    resolves them (``container_merge.go:56,69-88``)."""
     merged = [copy.deepcopy(item) for item in base]
     for item in patch:
         found = next((m for m in merged if isinstance(m, dict) and m.get(key) == item.get(key)), None)
         if found is None:
             merged.append(copy.deepcopy(item))
+            continue
+        for field, other in (("valueFrom", "value"), ("value", "valueFrom")):
+            if field in item:
+                found.pop(other, None)
+        found.update(copy.deepcopy(item))
+    return merged
+
+
+def _merge_maps(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """Maps merged recursively (a strategic merge of nested structs: ``securityContext.capabilities``, probes)."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in patch.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merge_maps(merged[key], value)
         else:
-            found.clear()
-            found.update(copy.deepcopy(item))
+            merged[key] = copy.deepcopy(value)
     return merged
 
 
@@ -116,10 +132,10 @@ def merge_container(runtime: Mapping[str, Any], ours: Mapping[str, Any]) -> dict
         elif field == "args":
             merged["args"] = [*(runtime.get("args") or []), *value]
         elif isinstance(value, Mapping) and isinstance(merged.get(field), Mapping):
-            merged[field] = {**merged[field], **value}
+            merged[field] = _merge_maps(merged[field], value)
         else:
             merged[field] = copy.deepcopy(value)
-    merged["name"] = runtime.get("name") or ours.get("name") or KSERVE_CONTAINER
+    merged["name"] = ours.get("name") or runtime.get("name") or KSERVE_CONTAINER
     return merged
 
 
@@ -168,14 +184,15 @@ def kserve_pods(objects: Objects) -> Iterator[dict[str, Any]]:
         for field in ("modelFormat", "runtime", "protocolVersion"):
             model.pop(field, None)
         main = merge_container(runtime_containers[0], model)
-        spec: dict[str, Any] = {
-            k: copy.deepcopy(v) for k, v in runtime_spec.items() if k in ("volumes", "nodeSelector", "tolerations")
-        }
+        pod_fields = ("volumes", "nodeSelector", "tolerations", "affinity", "imagePullSecrets", "schedulerName")
+        spec: dict[str, Any] = {k: copy.deepcopy(v) for k, v in runtime_spec.items() if k in pod_fields}
         for field, value in predictor.items():
             if field in _PREDICTOR_NON_POD:
                 continue
             if field == "volumes":
                 spec["volumes"] = _merge_list(spec.get("volumes") or [], value, "name")
+            elif field in ("nodeSelector", "affinity") and isinstance(spec.get(field), Mapping):
+                spec[field] = _merge_maps(spec[field], value)  # MergePodSpec (utils.go:267-297)
             elif field == "containers":
                 continue
             else:
@@ -211,7 +228,8 @@ def kserve_pods(objects: Objects) -> Iterator[dict[str, Any]]:
                 )
                 mount = {"name": "kserve-provision-location", "mountPath": KSERVE_MODEL_MOUNT, "readOnly": True}
                 main["volumeMounts"] = [*(main.get("volumeMounts") or []), mount]
-        knative = (meta.get("annotations") or {}).get("serving.kserve.io/deploymentMode", "Knative") in (
+        # no annotation: the controller's configured default — Standard, as inferstack installs KServe
+        knative = (meta.get("annotations") or {}).get("serving.kserve.io/deploymentMode", "Standard") in (
             "Knative",
             "Serverless",
         )
@@ -337,5 +355,7 @@ def prometheus_pods(objects: Objects) -> Iterator[dict[str, Any]]:
 
 
 def projected_pods(objects: Objects) -> list[dict[str, Any]]:
-    """Every pod the modelled operators make from ``objects``."""
-    return [*kserve_pods(objects), *ray_pods(objects), *prometheus_pods(objects)]
+    """Every pod the modelled operators make from ``objects`` (KServe, KubeRay, prometheus-operator, LWS)."""
+    from inferstack.gates.lws import lws_pods
+
+    return [*kserve_pods(objects), *ray_pods(objects), *prometheus_pods(objects), *lws_pods(objects)]

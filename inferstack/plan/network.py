@@ -121,12 +121,18 @@ def _knative_gateway(config: InferstackConfig) -> str | None:
     return KNATIVE_GATEWAY_NAMESPACES[knative.ingress.value] if knative is not None else None
 
 
+#: The activator's ports (HTTP/1 and h2c, knative/serving v0.48.1 cmd/activator) and the local gateways' pod port
+#: (kourier-internal and knative-local-gateway Services: port 80 → 8081, net-kourier / net-istio default installs).
+KNATIVE_ACTIVATOR_PORTS, KNATIVE_GATEWAY_PORTS = (8012, 8013), (8081,)
+
+
 def _to_knative(config: InferstackConfig, target: ResolvedWorkload) -> list[Peer]:
     """Egress a caller of ``target`` needs when it is a Knative predictor: its gateway and the activator."""
     if not _knative(target):
         return []
     gateway = _knative_gateway(config)
-    return [Peer(namespace=KNATIVE_NAMESPACE), *([Peer(namespace=gateway)] if gateway else [])]
+    activator = Peer(namespace=KNATIVE_NAMESPACE, ports=KNATIVE_ACTIVATOR_PORTS)
+    return [activator, *([Peer(namespace=gateway, ports=KNATIVE_GATEWAY_PORTS)] if gateway else [])]
 
 
 def _gateways(platform: ResolvedPlatform) -> dict[tuple[str, str], list[ResolvedWorkload]]:

@@ -56,19 +56,24 @@ def add_chart_manifest(
     *,
     durable: bool = False,
     rendered: list[Any] | None = None,
+    overwrite: bool = False,
 ) -> eks.KubernetesManifest:
     """Apply a cdk8s chart through ``cluster``'s kubectl provider, owned by ``scope``'s stack. ``rendered``: the
     chart's ``to_json()`` when the caller has it already (it is not rendered twice). Default: rendered here.
 
     ``durable``: for objects whose deletion destroys what others put inside them (Namespaces: every object and
     Secret in them). Such a manifest is never pruned (an object left out of a later version stays on the cluster,
-    unmanaged) and is retained when the resource is removed from the template. Default False."""
+    unmanaged) and is retained when the resource is removed from the template. Default False.
+
+    ``overwrite``: ``kubectl apply`` objects that exist (another stack's manifest may have held them before: a
+    workload's NetworkPolicies move with its shard). Default False (``kubectl create``)."""
     manifest = eks.KubernetesManifest(
         scope,
         construct_id,
         cluster=cluster,
         manifest=chart.to_json() if rendered is None else rendered,
         prune=False if durable else None,
+        overwrite=overwrite or None,
     )
     if durable:
         resource = manifest.node.find_child("Resource")

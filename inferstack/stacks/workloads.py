@@ -195,8 +195,11 @@ class WorkloadsStack(cdk.Stack):
             policies = NetworkPoliciesChart(
                 cdk8s.App(), "network-policies", flows, namespace_policies=primary is None, workloads=held
             )
-            if policies.node.children:
-                manifest = add_chart_manifest(self, "NetworkPolicies", cluster, policies)
+            objects = policies.to_json()
+            if objects:  # a shard whose workloads all live in namespaces inferstack does not own has none
+                manifest = add_chart_manifest(
+                    self, "NetworkPolicies", cluster, policies, rendered=objects, overwrite=True
+                )
                 for dependency in self.namespaces:
                     manifest.node.add_dependency(dependency)
         self.charts: dict[str, WorkloadChart] = {}

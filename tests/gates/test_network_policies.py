@@ -18,6 +18,7 @@ from inferstack.constructs.checks.pods import all_pod_templates
 from inferstack.constructs.checks.references import selector_matches
 from inferstack.gates.projections import projected_pods
 from inferstack.plan import resolve
+from inferstack.plan.endpoints import NoEndpointError, endpoint_of
 from inferstack.plan.names import namespaces_to_create
 from inferstack.plan.network import _backends, runtime_paths
 from inferstack.plan.runtime_paths import RAY_INTERNAL
@@ -122,6 +123,10 @@ def test_app_paths_are_admitted(any_app):
         if paths.direct_clients:
             for port in paths.serving:
                 assert all(connection_allowed(objects, client, pod, port) for pod in mine), f"{workload.name}: clients"
+            # independently of the declarations: the port behind the workload's own endpoint Service
+            target = _endpoint_target_port(objects, workload)
+            if target is not None:
+                assert all(connection_allowed(objects, client, pod, target) for pod in mine), (workload.name, target)
         for call in paths.calls:
             caller = Pod(call.namespace, {"app": "operator"})
             for port in call.ports:
@@ -138,6 +143,40 @@ def test_app_paths_are_admitted(any_app):
     for job in batch_pods(objects):
         assert connection_allowed(objects, job, S3, 443)
         assert connection_allowed(objects, job, POD_IDENTITY, 80)
+
+
+def _endpoint_target_port(objects: list[dict[str, Any]], workload) -> int | None:
+    """The container port behind the OpenAI endpoint of ``workload`` (its Service's targetPort, a named port looked
+    up in the pods it selects), when inferstack renders that Service; None for operator-made Services and kinds
+    without an endpoint."""
+    try:
+        base = endpoint_of(workload.config).api_base
+    except NoEndpointError:
+        return None
+    host, _, rest = base.split("//", 1)[1].partition(":")
+    port = int(rest.split("/", 1)[0]) if rest else 80
+    name = host.split(".", 1)[0]
+    services = [
+        o
+        for o in objects
+        if o["kind"] == "Service"
+        and o["metadata"]["name"] == name
+        and o["metadata"].get("namespace") == workload.namespace
+    ]
+    if not services:
+        return None
+    (entry,) = [p for p in services[0]["spec"]["ports"] if p["port"] == port]
+    target = entry.get("targetPort", port)
+    if isinstance(target, int):
+        return target
+    selector = services[0]["spec"].get("selector") or {}
+    for template in all_pod_templates(objects):
+        if template.namespace == workload.namespace and selector_matches({"matchLabels": selector}, template.labels):
+            for _, container in template.containers():
+                for declared in container.get("ports") or []:
+                    if declared.get("name") == target:
+                        return int(declared["containerPort"])
+    raise AssertionError(f"{name}: targetPort {target!r} is on no pod the Service selects")
 
 
 #: Ports no client may reach on any serving pod: Ray's GCS, dashboard, client server and dashboard agent, and a port

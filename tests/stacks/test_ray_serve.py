@@ -339,3 +339,24 @@ def test_a_serve_config_error_is_reported_as_one_line():
     from inferstack.constructs.validation import PropError
 
     assert issubclass(RayServeConfigError, PropError)
+
+
+def test_ray_runs_with_token_authentication(ray_multi_app):
+    """Ray 2.58 runs with authentication off by default: any pod reaching the Jobs API could run code in a cluster
+    holding HF_TOKEN. KubeRay 1.7.0's authOptions generates the token and sets it on every Ray container."""
+    (service,) = [o for o in ray_multi_app.kubernetes_objects() if o["kind"] == "RayService"]
+    assert service["spec"]["rayClusterConfig"]["authOptions"] == {"mode": "token"}
+
+
+def test_the_pd_image_runs_as_uid_1000_with_a_home_it_can_write(ray_pd_app):
+    """The AWS Ray LLM DLC has no USER (root, HOME /root): inferstack's Ray pods run as uid 1000, so HOME is an
+    emptyDir of theirs."""
+    (service,) = [o for o in ray_pd_app.kubernetes_objects() if o["kind"] == "RayService"]
+    cluster = service["spec"]["rayClusterConfig"]
+    templates = [cluster["headGroupSpec"]["template"], *(g["template"] for g in cluster["workerGroupSpecs"])]
+    for template in templates:
+        ray = template["spec"]["containers"][0]
+        assert ray["image"] == "public.ecr.aws/deep-learning-containers/ray:serve-llm-cuda-v1.0"
+        assert {"name": "HOME", "value": "/home/ray"} in ray["env"]
+        assert {"name": "home", "mountPath": "/home/ray"} in ray["volumeMounts"]
+        assert ray["securityContext"]["runAsUser"] == 1000

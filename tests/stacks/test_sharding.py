@@ -147,3 +147,6 @@ def test_the_first_stack_counts_its_shared_charts_in_real_templates(monkeypatch,
         assert sum(len(json.dumps(r["Properties"]["Manifest"])) for r in charts) < 2.2 * budget, name
     first = _objects(app.templates["inferstack-workloads"])
     assert "inferstack-default-deny" in {o["metadata"]["name"] for o in first if o["kind"] == "NetworkPolicy"}
+    second = _objects(app.templates["inferstack-workloads-2"])
+    deployments = [sum(o["kind"] == "Deployment" for o in objects) for objects in (first, second)]
+    assert deployments[0] < deployments[1], "the first stack's shared charts leave it room for fewer workloads"

@@ -288,3 +288,12 @@ def test_workload_objects_wait_for_their_pod_identity_associations(default_app, 
     (logging,) = [k for k, r in cluster.items() if r["Type"] == "AWS::EKS::PodIdentityAssociation" and "fluentbit" in k]
     (shipping,) = [r for k, r in cluster.items() if k.startswith("LogShipping") and r["Type"].startswith("Custom::")]
     assert logging in shipping["DependsOn"]
+
+
+def test_the_streamer_loads_distributed_when_a_replica_runs_several_ranks(tp4_app, default_app):
+    """Defect: at TP 4 every rank streamed the whole checkpoint from S3 (4× the bytes); vLLM's Run:ai loader shares
+    the reading with {"distributed": true} (vLLM ≥ 0.11.1, PR #27230). One rank reads alone."""
+    tp4 = json.loads(arg(container(tp4_app)["args"], "--model-loader-extra-config"))
+    assert tp4["distributed"] is True
+    single = json.loads(arg(container(default_app)["args"], "--model-loader-extra-config"))
+    assert "distributed" not in single
