@@ -37,6 +37,8 @@ import copy
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from inferstack.constructs.custom_resource import deep_merge
+
 Objects = Sequence[Mapping[str, Any]]
 
 KSERVE_CONTAINER = "kserve-container"
@@ -97,17 +99,6 @@ def _merge_list(base: list[Any], patch: list[Any], key: str) -> list[Any]:
     return merged
 
 
-def _merge_maps(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
-    """Maps merged recursively (a strategic merge of nested structs: ``securityContext.capabilities``, probes)."""
-    merged = copy.deepcopy(dict(base))
-    for key, value in patch.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _merge_maps(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
 #: Strategic-merge keys of the core/v1 Container lists (k8s.io/api core/v1 ``patchMergeKey`` tags).
 CONTAINER_MERGE_KEYS = {
     "env": "name",
@@ -132,7 +123,7 @@ def merge_container(runtime: Mapping[str, Any], ours: Mapping[str, Any]) -> dict
         elif field == "args":
             merged["args"] = [*(runtime.get("args") or []), *value]
         elif isinstance(value, Mapping) and isinstance(merged.get(field), Mapping):
-            merged[field] = _merge_maps(merged[field], value)
+            merged[field] = deep_merge(merged[field], value)
         else:
             merged[field] = copy.deepcopy(value)
     merged["name"] = ours.get("name") or runtime.get("name") or KSERVE_CONTAINER
@@ -192,7 +183,7 @@ def kserve_pods(objects: Objects) -> Iterator[dict[str, Any]]:
             if field == "volumes":
                 spec["volumes"] = _merge_list(spec.get("volumes") or [], value, "name")
             elif field in ("nodeSelector", "affinity") and isinstance(spec.get(field), Mapping):
-                spec[field] = _merge_maps(spec[field], value)  # MergePodSpec (utils.go:267-297)
+                spec[field] = deep_merge(spec[field], value)  # MergePodSpec (utils.go:267-297)
             elif field == "containers":
                 continue
             else:
