@@ -13,7 +13,12 @@ from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
 from inferstack.catalog.kubernetes import OPERATOR_NAMESPACES
-from inferstack.catalog.versions import CORE_ADDONS, DEFAULT_KUBERNETES_VERSION, KUBERNETES_RELEASES
+from inferstack.catalog.versions import (
+    CORE_ADDONS,
+    DEFAULT_KUBERNETES_VERSION,
+    EKS_REGISTRY_ACCOUNTS,
+    KUBERNETES_RELEASES,
+)
 from inferstack.config.aibrix import AibrixPlatformConfig
 from inferstack.config.alerts import AlertTargets
 from inferstack.config.base import StrictModel
@@ -483,6 +488,20 @@ class InferstackConfig(StrictModel):
                     {"field": f"tags.{key}"},
                 )
         return tags
+
+    @model_validator(mode="after")
+    def _efa_registry_in_region(self) -> InferstackConfig:
+        """The EFA device plugin's image comes from Amazon EKS's registry of the region: a pinned region without a
+        known one would stop the synth (stacks/operators.py ``eks_registry``)."""
+        region = self.env.region
+        if region and region not in EKS_REGISTRY_ACCOUNTS and any(p.efa for p in self.compute.pools):
+            raise PydanticCustomError(
+                "efa_registry_region",
+                "{region} has no Amazon EKS image registry inferstack knows (the EFA device plugin's image) — "
+                "valid regions: {valid}",
+                {"region": region, "valid": ", ".join(sorted(EKS_REGISTRY_ACCOUNTS)), "field": "env.region"},
+            )
+        return self
 
     @model_validator(mode="after")
     def _zones_match_env(self) -> InferstackConfig:

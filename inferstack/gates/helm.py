@@ -83,20 +83,17 @@ def render(
     api_versions: Iterable[str] = (),
     include_crds: bool = True,
 ) -> list[dict[str, Any]]:
-    """:func:`render_uncached`, remembered per input for the process (charts and values repeat across apps): each
-    call gets its own copy. With ``include_crds`` the chart's ``crds/`` files come from :func:`chart_crds`."""
-    key = (str(chart_dir), release, namespace, json.dumps(values, sort_keys=True), kube_version,
-           tuple(sorted(set(api_versions))))  # fmt: skip
-    if key not in _RENDERED:
-        _RENDERED[key] = render_uncached(
-            chart_dir, release=release, namespace=namespace, values=values, kube_version=kube_version,
-            api_versions=key[-1], include_crds=False,
-        )  # fmt: skip
-    objects = [*(chart_crds(chart_dir) if include_crds else []), *_RENDERED[key]]
-    return copy.deepcopy(objects)
+    """Every object ``helm template`` renders from ``chart_dir`` with ``values`` (documents that are empty or
+    ``null`` dropped), its own copy. ``kube_version``: ``1.36.0`` style. ``api_versions``: extra
+    ``group/version[/Kind]`` the cluster serves (CRDs installed by releases before this one), for charts that test
+    ``.Capabilities``. With ``include_crds``, the chart's ``crds/`` first (:func:`chart_crds`). Renders are
+    remembered per input for the process: charts and values repeat across apps.
 
-
-_RENDERED: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    :raises HelmError: when helm exits non-zero (a required value is missing, a template fails).
+    """
+    values_json = json.dumps(values, sort_keys=True)
+    rendered = _template(chart_dir, release, namespace, values_json, kube_version, tuple(sorted(set(api_versions))))
+    return copy.deepcopy([*(chart_crds(chart_dir) if include_crds else []), *rendered])
 
 
 @cache
@@ -113,25 +110,14 @@ def chart_crds(chart_dir: Path) -> list[dict[str, Any]]:
     return crds
 
 
-def render_uncached(
-    chart_dir: Path,
-    *,
-    release: str,
-    namespace: str,
-    values: Mapping[str, Any],
-    kube_version: str,
-    api_versions: Iterable[str] = (),
-    include_crds: bool = True,
+@cache
+def _template(
+    chart_dir: Path, release: str, namespace: str, values_json: str, kube_version: str, api_versions: tuple[str, ...]
 ) -> list[dict[str, Any]]:
-    """Every object ``helm template`` renders from ``chart_dir`` with ``values`` (documents that are empty or
-    ``null`` dropped). ``kube_version``: ``1.36.0`` style. ``api_versions``: extra ``group/version[/Kind]`` the
-    cluster serves (CRDs installed by releases before this one), for charts that test ``.Capabilities``.
-
-    :raises HelmError: when helm exits non-zero (a required value is missing, a template fails).
-    """
+    """``helm template`` (without ``crds/``) with an empty HOME: no repository cache, no network."""
     with tempfile.TemporaryDirectory(prefix="inferstack-helm-home-") as home:
         values_file = Path(home) / "values.json"
-        values_file.write_text(json.dumps(values))
+        values_file.write_text(values_json)
         command: list[str | Path] = [
             helm_binary(),
             "template",
@@ -144,9 +130,7 @@ def render_uncached(
             "--values",
             values_file,
         ]
-        if include_crds:
-            command.append("--include-crds")
-        for api in sorted(set(api_versions)):
+        for api in api_versions:
             command += ["--api-versions", api]
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

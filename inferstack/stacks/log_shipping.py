@@ -9,8 +9,6 @@ key policy itself. The writer needs no KMS permission (the service encrypts).
 
 from __future__ import annotations
 
-import json
-
 import cdk8s
 from aws_cdk import ArnFormat, Aws, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_eks_v2 as eks
@@ -22,7 +20,7 @@ from constructs import Construct
 from inferstack.catalog.versions import IMAGES
 from inferstack.constructs.log_shipping import NAME, NAMESPACE, LogShipping, LogShippingProps
 from inferstack.stacks.compute import add_chart_manifest
-from inferstack.stacks.nag import acknowledge
+from inferstack.stacks.nag import acknowledge, nag_render
 from inferstack.stacks.storage import pod_identity_role
 
 STREAM_WILDCARD = (
@@ -45,21 +43,12 @@ def container_log_group_name(cluster_name: str) -> str:
 
 
 def _nag_string(stack: Stack, value: str) -> str:
-    """``value`` as cdk-nag prints it in a finding's resource: a joined string with pseudo parameters as
-    ``<AWS::Region>`` and any other intrinsic as its compact JSON."""
+    """``value`` as cdk-nag prints it in a finding's resource: a joined string's parts each as :func:`nag_render`
+    shows them (pseudo parameters as ``<AWS::Region>``, other intrinsics as compact JSON)."""
     resolved = stack.resolve(value)
     if isinstance(resolved, str):
         return resolved
-    parts = resolved["Fn::Join"][1]
-
-    def shown(part: object) -> str:
-        if isinstance(part, str):
-            return part
-        if isinstance(part, dict) and str(part.get("Ref", "")).startswith("AWS::"):
-            return f"<{part['Ref']}>"
-        return json.dumps(part, separators=(",", ":"))
-
-    return "".join(shown(part) for part in parts)
+    return "".join(nag_render(part) for part in resolved["Fn::Join"][1])
 
 
 class LogShippingChart(cdk8s.Chart):

@@ -197,3 +197,11 @@ def test_a_workload_named_like_a_neighbours_benchmark_is_a_named_error():
     assert "workloads[1].bench" in message and "x-bench is a workload" in message
     data["workloads"][0]["name"] = "x-other"
     assert parse_config(data).workloads[1].bench is not None
+
+
+def test_an_efa_pool_in_a_region_without_a_known_eks_registry_is_a_named_error():
+    efa = {"karpenter_pools": [{"name": "p5", "instance_families": ["p5"], "efa": True, "availability_zone": 0}]}
+    data = {"env": {"account": "123456789012", "region": "xx-nowhere-1"}, "compute": efa}
+    data["network"] = {"availability_zones": ["xx-nowhere-1a", "xx-nowhere-1b"]}
+    message = problem(data)
+    assert message.startswith("env.region: xx-nowhere-1 has no Amazon EKS image registry") and "us-west-2" in message
