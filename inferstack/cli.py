@@ -75,7 +75,7 @@ def plan_table(config: InferstackConfig) -> str:
     """Per vLLM engine (a workload, or each model / prefill-decode side of a Ray app): accelerator, parallelism,
     weights, KV budget and tokens, concurrency, verdict."""
     from inferstack.plan import resolve
-    from inferstack.rules.serving import engines, memory_per_rank_gib, ranks_per_node, sizing_for
+    from inferstack.plan.served import engines, memory_per_rank_gib, ranks_per_node, sizing_for
 
     header = (
         f"{'workload':<24} {'pool':<12} {'instance':<16} {'accel':<12} {'TP×PP':>6} {'weights':>9} "
@@ -83,6 +83,7 @@ def plan_table(config: InferstackConfig) -> str:
     )
     lines = [header, "-" * len(header)]
     plan = resolve(config)
+    config = plan.config  # with the defaults the plan fills in (max_model_len)
     judged = list(engines(config))
     for path, served in judged:
         workload = served.workload
@@ -106,7 +107,7 @@ def plan_table(config: InferstackConfig) -> str:
         lines.append(
             f"{name:<24} {pool.name:<12} {host.name:<16} {accel:<12} "
             f"{engine.tensor_parallel_size}×{engine.pipeline_parallel_size:<4} {result.weights_gib:>7.2f}G "
-            f"{result.kv_budget_gib:>9.2f}G {result.kv_tokens:>11,} {engine.max_model_len:>8,} "
+            f"{result.kv_budget_gib:>9.2f}G {result.kv_tokens:>11,} {served.max_model_len:>8,} "
             f"{result.concurrency:>7.1f}×  {verdict}{nodes}{budget}"
         )
     planned = {served.workload.name for _, served in judged}

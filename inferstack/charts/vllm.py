@@ -12,7 +12,7 @@ from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import NEURON_SCHEDULER
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.aibrix import AibrixConfig
-from inferstack.config.engine import VllmEngineConfig, flags_version_of
+from inferstack.config.engine import DEFAULT_MAX_MODEL_LEN, VllmEngineConfig, flags_version_of
 from inferstack.config.workloads import ModelConfig, ModelSourceType, VllmWorkloadConfig
 from inferstack.constructs.aibrix import AdapterSpec, AibrixObjects, AibrixObjectsProps, PodAutoscalerSpec
 from inferstack.constructs.aibrix import pod_labels as aibrix_labels
@@ -47,12 +47,15 @@ def engine_args_for(
     parser = None
     if engine.tool_calling is not None:
         parser = engine.tool_calling.parser or model.arch.tool_call_parser
-    kv = neuron_kv_cache(engine.max_model_len, engine.max_num_seqs, engine.enable_prefix_caching) if neuron else None
+    # The plan fills max_model_len in for every engine it sizes; an engine it does not size (on a CPU pool) gets
+    # the fallback the sizing uses (ServedEngine.max_model_len).
+    length = engine.max_model_len or min(DEFAULT_MAX_MODEL_LEN, model.arch.max_context)
+    kv = neuron_kv_cache(length, engine.max_num_seqs, engine.enable_prefix_caching) if neuron else None
     return EngineArgs(
         tensor_parallel_size=engine.tensor_parallel_size,
         pipeline_parallel_size=engine.pipeline_parallel_size,
         gpu_memory_utilization=engine.gpu_memory_utilization,
-        max_model_len=engine.max_model_len,
+        max_model_len=length,
         max_num_seqs=engine.max_num_seqs,
         max_num_batched_tokens=engine.max_num_batched_tokens,
         dtype=engine.dtype.value,

@@ -41,6 +41,10 @@ MANAGED_FLAGS = frozenset(
 )
 
 
+#: ``max_model_len`` where the model's full context does not fit (see :attr:`VllmEngineConfig.max_model_len`).
+DEFAULT_MAX_MODEL_LEN = 8192
+
+
 def flags_version_of(image: str) -> str | None:
     """The vLLM release of ``image`` when inferstack carries its flag list, else None."""
     version = vllm_version_of_image(image)
@@ -146,8 +150,12 @@ class VllmEngineConfig(StrictModel):
     """Engine image. Default: the catalog's vLLM image for the pool's accelerator (GPU or Neuron)."""
     gpu_memory_utilization: float = Field(default=0.90, gt=0, le=0.98)
     """Fraction of accelerator memory vLLM may use (weights + activations + KV cache). Default 0.90."""
-    max_model_len: int = Field(default=8192, ge=16)
-    """Longest sequence (prompt + output), tokens. Default 8192 (not the model's maximum: that rarely fits)."""
+    max_model_len: int | None = Field(default=None, ge=16)
+    """Longest sequence (prompt + output), tokens. Default: the model's context, as vLLM's own default, when the
+    plan finds that one sequence of it fits the KV cache on the pool's smallest instance that holds the replica
+    (and, with ``enable_chunked_prefill: false``, fits ``max_num_batched_tokens``); otherwise
+    :data:`DEFAULT_MAX_MODEL_LEN` (8192) or the model's context when shorter. ``inferstack plan`` shows the value
+    chosen; the rendered engine always gets an explicit ``--max-model-len``."""
     tensor_parallel_size: int = Field(default=1, ge=1, le=64)
     """Accelerators (GPUs; NeuronCores on Neuron) one replica spans. Default 1."""
     pipeline_parallel_size: int = Field(default=1, ge=1, le=16)
@@ -208,11 +216,12 @@ class VllmEngineConfig(StrictModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> VllmEngineConfig:
-        if self.max_num_batched_tokens < self.max_model_len and self.enable_chunked_prefill is False:
+        length = self.max_model_len
+        if length is not None and self.max_num_batched_tokens < length and self.enable_chunked_prefill is False:
             raise PydanticCustomError(
                 "batched_tokens",
                 "below max_model_len ({len}) needs chunked prefill — enable it or raise the budget",
-                {"len": self.max_model_len, "field": "max_num_batched_tokens"},
+                {"len": length, "field": "max_num_batched_tokens"},
             )
         return self
 

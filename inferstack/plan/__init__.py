@@ -21,6 +21,7 @@ from inferstack.config.kinds import kind_of, load
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelConfig, WorkloadBase
 from inferstack.plan.bench import BenchError, ResolvedBench, resolve_bench
+from inferstack.plan.context import with_context_defaults
 from inferstack.plan.names import (
     needs_reader,
     needs_sync,
@@ -278,11 +279,13 @@ _CACHE_SIZE = 64
 
 
 def resolve(config: InferstackConfig) -> ResolvedPlatform:
-    """The plan of ``config`` (a frozen, validated config), computed once per config object."""
+    """The plan of ``config`` (a frozen, validated config), computed once per config object. Its ``config`` is
+    ``config`` with the defaults that need sizing filled in (:func:`~inferstack.plan.context.with_context_defaults`:
+    ``max_model_len``)."""
     cached = _CACHE.get(id(config))
     if cached is not None and cached[0] is config:
         return cached[1]
-    plan = _resolve(config)
+    plan = _resolve(with_context_defaults(config))
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[id(config)] = (config, plan)

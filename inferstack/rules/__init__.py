@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from inferstack.config.kinds import KINDS, generation, load
 from inferstack.config.model import InferstackConfig
+from inferstack.plan.context import with_context_defaults
 from inferstack.rules import (
     ami,
     autoscaling,
@@ -85,7 +86,10 @@ class RuleViolationError(Exception):
 
 
 def evaluate(config: InferstackConfig, rules: tuple[Rule, ...] | None = None) -> RuleReport:
-    """Run ``rules`` (default: :func:`all_rules`) over ``config`` and apply its acknowledgements."""
+    """Run ``rules`` (default: :func:`all_rules`) over ``config`` — with the defaults the plan fills in
+    (``max_model_len``: :func:`~inferstack.plan.context.with_context_defaults`), so every rule judges the values
+    that are rendered — and apply its acknowledgements."""
+    config = with_context_defaults(config)
     rules = all_rules() if rules is None else rules
     reasons = {ack.rule: ack.reason for ack in config.acknowledge}
     report = RuleReport()

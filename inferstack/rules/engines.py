@@ -15,6 +15,7 @@ from inferstack.config.ollama import OllamaWorkloadConfig
 from inferstack.config.sglang import SglangWorkloadConfig
 from inferstack.config.tgi import TgiWorkloadConfig
 from inferstack.plan.placement import pool_instances
+from inferstack.plan.served import ServedEngine, sizing_for
 from inferstack.rules import engine_flags, serving
 from inferstack.rules.base import Finding, Rule, Severity
 
@@ -74,8 +75,8 @@ def check_fit(config: InferstackConfig) -> Iterator[Finding]:
         if pool.accelerator is not AcceleratorKind.NVIDIA or not hosts:
             continue  # the config refuses other accelerators; SCHEDULING reports a pod no node holds
         host = min(hosts, key=lambda t: (t.accelerator_count, t.vcpu))
-        served = serving.ServedEngine(index, workload, workload.model, sized.engine)  # type: ignore[arg-type, attr-defined]
-        result = serving.sizing_for(served, host)
+        served = ServedEngine(index, workload, workload.model, sized.engine)  # type: ignore[arg-type, attr-defined]
+        result = sizing_for(served, host)
         if result.fits:
             continue
         path = f"workloads[{index}]"

@@ -11,6 +11,7 @@ from inferstack.config.engine import Quantization, VllmEngineConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.nim import AccessMode, NimCacheSource, NimPrecision, NimWorkloadConfig
 from inferstack.plan.placement import pool_instances
+from inferstack.plan.served import ServedEngine, sizing_for
 from inferstack.rules import serving
 from inferstack.rules.base import Finding, Rule
 from inferstack.sizing.model import SizingResult
@@ -75,7 +76,7 @@ def check_profile_tp(config: InferstackConfig) -> Iterator[Finding]:
 def _sizing(workload: NimWorkloadConfig, index: int, gpus: int, host: InstanceType) -> SizingResult:
     fp8 = workload.cache.profile.precision is NimPrecision.FP8
     engine = VllmEngineConfig(tensor_parallel_size=gpus, quantization=Quantization.FP8 if fp8 else None)
-    return serving.sizing_for(serving.ServedEngine(index, workload, workload.model, engine), host)
+    return sizing_for(ServedEngine(index, workload, workload.model, engine), host)
 
 
 def check_fit(config: InferstackConfig) -> Iterator[Finding]:

@@ -95,10 +95,11 @@ def test_longest_fitting_len_on_neuron():
 
 def test_the_fit_rule_sizes_neuron_pools_with_the_neuron_model():
     from inferstack.config.loader import load_config
-    from inferstack.rules import serving
+    from inferstack.plan import served
+    from inferstack.plan.placement import pool_instances
 
     config = load_config("examples/vllm-neuron-inf2.yaml")
-    ((_, engine),) = list(serving.engines(config))
-    host = serving.pool_instances(config.pool(engine.pool))[0]
-    result = serving.sizing_for(engine, host)
+    ((_, engine),) = list(served.engines(config))
+    host = pool_instances(config.pool(engine.pool))[0]
+    result = served.sizing_for(engine, host)
     assert result.sequences == engine.engine.max_num_seqs and result.fits
