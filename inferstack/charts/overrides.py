@@ -12,7 +12,7 @@ owns it."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cdk8s
@@ -21,6 +21,7 @@ from constructs import Construct
 
 from inferstack.catalog.crds import is_custom_resource, validate_custom_resource
 from inferstack.config.errors import ConfigError, Problem
+from inferstack.constructs.dynamo import graph_version_problems
 
 #: Patch paths that would break what refers to the object or what the rules judged, with the config field to use.
 PROTECTED: dict[tuple[str, ...], str] = {
@@ -83,6 +84,17 @@ def _schema_problems(obj: dict[str, Any], kubernetes_version: str) -> list[str]:
     return []
 
 
+#: Checks of a merged object beyond its schema: what its operator would silently do with it.
+OPERATOR_CHECKS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
+    "DynamoGraphDeployment": graph_version_problems,
+}
+
+
+def _operator_problems(obj: Mapping[str, Any]) -> list[str]:
+    check = OPERATOR_CHECKS.get(str(obj.get("kind")))
+    return check(obj) if check else []
+
+
 def apply_overrides(
     scope: Construct, overrides: Mapping[str, Mapping[str, Any]], path: str, kubernetes_version: str
 ) -> None:
@@ -124,7 +136,7 @@ def apply_overrides(
             continue
         claimed[id(target)] = f"{path}.{key}"
         merged = merge(rendered[id(target)], dict(patch))
-        errors = _schema_problems(merged, kubernetes_version)
+        errors = _schema_problems(merged, kubernetes_version) or _operator_problems(merged)
         if errors:
             problems += [Problem(where, f"the merged {key} is not valid: {error}") for error in errors]
             continue

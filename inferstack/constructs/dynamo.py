@@ -17,6 +17,7 @@ What the Dynamo operator (1.4.0 branch cut, deploy/operator/internal) does with 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
+from inferstack.catalog.versions import IMAGES
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.monitoring import pod_monitor
@@ -40,6 +42,61 @@ WORKER_PORTS = {"system": 9090, "nixl": 19090}
 DYNAMO_UID = 1000
 #: Caches of the runtime (vLLM's compile cache, FlashInfer's JIT): a volume, not the image's home.
 DYNAMO_CACHE = "/home/dynamo/.cache"
+#: The pinned operator's Dynamo release (its image tag).
+OPERATOR_VERSION = IMAGES["dynamo-operator"].rsplit(":", 1)[1]
+_SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
+
+
+def image_tag(image: str) -> str:
+    """The tag of ``image``: the text after the last ``:`` that follows the last ``/``, a ``@digest`` stripped
+    first (the operator's parse, deploy/operator/internal/runtimeversion/runtimeversion.go:80-91); ``""`` untagged."""
+    name = image.partition("@")[0].rsplit("/", 1)[-1]
+    return name.rpartition(":")[2] if ":" in name else ""
+
+
+def runtime_version_problem(component: str, image: str, override: str | None = None) -> str | None:
+    """Why the Dynamo operator would run ``image`` under another release's defaults, or None.
+
+    The operator (1.4.0 branch cut, deploy/operator/internal) takes a component's runtime version from
+    ``runtimeVersionOverride``, else from the image tag's semantic version (``-efa`` and other suffixes dropped;
+    runtimeversion.go:17,51-74); admission refuses only a tag that does not parse (webhook/validation/
+    shared_v1beta1.go:134-146). Nothing compares it with the operator's own release, and nothing rendered depends on
+    it in 1.4.0 (the one runtime gate, features/runtime/gates.go:13-16, is unused): a ``vllm-runtime:0.5.0`` worker
+    runs with 1.4.0's env, probes and discovery without a word. So the release must be the operator's, major and
+    minor."""
+    version = override or image_tag(image)
+    found, pinned = _SEMVER.match(version), _SEMVER.match(OPERATOR_VERSION)
+    assert pinned is not None
+    if found is None:
+        return (
+            f"component {component!r} runs {image}, whose tag is not a Dynamo release — set the component's "
+            f"runtimeVersionOverride to the release it carries ({OPERATOR_VERSION} for the pinned operator)"
+        )
+    if found.groups()[:2] != pinned.groups()[:2]:
+        return (
+            f"component {component!r} runs {image}, Dynamo {version}, but the pinned operator is {OPERATOR_VERSION} "
+            f"and would run it with {OPERATOR_VERSION}'s defaults — use a {OPERATOR_VERSION} runtime image (e.g. "
+            f"nvcr.io/nvidia/ai-dynamo/vllm-runtime:{OPERATOR_VERSION} or :{OPERATOR_VERSION}-efa)"
+        )
+    return None
+
+
+def graph_version_problems(graph: Mapping[str, Any]) -> list[str]:
+    """:func:`runtime_version_problem` of every component's ``main`` container of a DynamoGraphDeployment
+    manifest (e.g. after a user's ``overrides``)."""
+    problems = []
+    for component in (graph.get("spec") or {}).get("components") or []:
+        containers = ((component.get("podTemplate") or {}).get("spec") or {}).get("containers") or []
+        for container in containers:
+            if container.get("name") == "main" and container.get("image"):
+                problem = runtime_version_problem(
+                    str(component.get("name")), container["image"], component.get("runtimeVersionOverride")
+                )
+                if problem:
+                    problems.append(problem)
+    return problems
+
+
 _OPERATOR_OWNED = ("serviceAccountName", "automountServiceAccountToken", "priorityClassName")
 
 
@@ -107,6 +164,9 @@ class DynamoGraph(Construct):
             check.dns_label(owner, f"{where}.name", component.name)
             check.one_of(owner, f"{where}.type", component.type, COMPONENT_TYPES)
             check.pinned_image(owner, f"{where}.image", component.image)
+            mismatch = runtime_version_problem(component.name, component.image)
+            if mismatch:
+                raise check.PropError(f"{owner}: {where}.image — {mismatch}")
             check.quantities(owner, f"{where}.requests", component.requests)
             check.extended_resources_equal(owner, component.requests, component.limits)
             check.at_least(owner, f"{where}.replicas", component.replicas, 1, "a graph component serves")

@@ -233,3 +233,75 @@ class TestConfig:
             {"compute": POOLS, "workloads": [{**AGGREGATED, "workers": {"engine": {"extra_args": ["--seed", "1"]}}}]}
         )
         assert config.workloads[0].roles["worker"].engine.extra_args == ("--seed", "1")
+
+
+def _main_image_override(image: str, **component: str) -> dict:
+    patch = {"name": "worker", **component, "podTemplate": {"spec": {"containers": [{"name": "main", "image": image}]}}}
+    return {**AGGREGATED, "overrides": {"DynamoGraphDeployment": {"spec": {"components": [patch]}}}}
+
+
+class TestRuntimeVersion:
+    """The operator runs any parseable runtime tag with its own release's defaults (issue 22 §3): an image of
+    another release is named, never run as 1.4.0 without a word."""
+
+    def test_an_older_runtime_image_is_named(self):
+        with pytest.raises(ConfigError) as raised:
+            rendered(_main_image_override("nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.5.0"))
+        message = str(raised.value)
+        assert "workloads[0].overrides.DynamoGraphDeployment" in message
+        assert "vllm-runtime:0.5.0, Dynamo 0.5.0, but the pinned operator is 1.4.0" in message
+
+    def test_a_tag_without_a_release_needs_runtime_version_override(self):
+        with pytest.raises(ConfigError, match="runtimeVersionOverride"):
+            rendered(_main_image_override("registry.example.com/dynamo/vllm-runtime:patched"))
+
+    @pytest.mark.parametrize(
+        ("image", "override"),
+        [
+            ("nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0-efa", None),
+            ("registry.example.com/mirror/vllm-runtime:1.4.2", None),
+            ("registry.example.com/dynamo/vllm-runtime:patched", "1.4.0"),
+        ],
+    )
+    def test_the_operators_release_passes(self, image: str, override: str | None):
+        extra = {"runtimeVersionOverride": override} if override else {}
+        worker = components(rendered(_main_image_override(image, **extra)))["worker"]
+        assert main(worker)["image"] == image
+
+    @pytest.mark.parametrize(
+        ("image", "tag"),
+        [
+            ("nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0", "1.4.0"),
+            ("localhost:5000/vllm-runtime", ""),
+            ("localhost:5000/vllm-runtime:1.4.0@sha256:" + "a" * 64, "1.4.0"),
+            ("vllm-runtime@sha256:" + "a" * 64, ""),
+        ],
+    )
+    def test_the_tag_is_read_as_the_operator_reads_it(self, image: str, tag: str):
+        from inferstack.constructs.dynamo import image_tag
+
+        assert image_tag(image) == tag
+
+
+def test_the_construct_refuses_another_releases_image():
+    """A library user building the graph directly gets the same check, at construction."""
+    import cdk8s
+
+    from inferstack.constructs.dynamo import DynamoComponentProps, DynamoGraph, DynamoGraphProps
+    from inferstack.constructs.validation import PropError
+
+    def component(name: str, kind: str, image: str) -> DynamoComponentProps:
+        return DynamoComponentProps(
+            name=name, type=kind, image=image, command=["python3"], requests={"cpu": "1"}, limits={}, node_selector={}
+        )
+
+    graph = DynamoGraphProps(
+        name="g",
+        namespace="dynamo",
+        components=[
+            component("frontend", "frontend", "nvcr.io/nvidia/ai-dynamo/dynamo-frontend:1.4.0"),
+            component("worker", "worker", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.5.0"),
+        ],
+    )
+    with pytest.raises(PropError, match=r"components\['worker'\]\.image — component 'worker' runs .*:0\.5\.0"):
+        DynamoGraph(cdk8s.Chart(cdk8s.App(), "c"), "g", graph)
