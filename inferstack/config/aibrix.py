@@ -28,7 +28,8 @@ class LoraAdapter(StrictModel):
     """The adapter's name: what clients put in ``model`` (AIBrix loads it as ``lora_name = metadata.name``)."""
     artifact: str
     """Where it comes from: ``huggingface://org/adapter`` (vLLM downloads it). S3 artifacts need AIBrix's runtime
-    sidecar with static access keys (no session tokens, so no Pod Identity): not offered."""
+    sidecar, which takes static access keys from a Secret (no session token) or else boto3's default chain, which is
+    not confirmed to reach Pod Identity there (aibrix v0.7.0 ``runtime/downloaders.py:104-117``): not offered."""
     base_model: str
     """The Hugging Face id of the model it was trained on: must be the workload's model (rule AIBRIX-BASE-MODEL)."""
 
@@ -38,8 +39,8 @@ class LoraAdapter(StrictModel):
         if value.startswith("s3://"):
             raise PydanticCustomError(
                 "adapter_s3",
-                "AIBrix's runtime reads S3 with static keys only (aws_access_key_id/secret; no session token, so no "
-                "Pod Identity) — publish the adapter on the Hugging Face Hub (huggingface://org/adapter)",
+                "S3 adapters need AIBrix's runtime sidecar, which inferstack does not run (it takes static keys, no "
+                "session token) — publish the adapter on the Hugging Face Hub (huggingface://org/adapter)",
             )
         if not _HF_ARTIFACT.match(value):
             raise PydanticCustomError(

@@ -68,7 +68,10 @@ RAY_AUTOSCALER_RESOURCES = {
 RAY_WAIT_GCS_RESOURCES = {"requests": {"cpu": "200m", "memory": "256Mi"}, "limits": {"cpu": "200m", "memory": "256Mi"}}
 
 
-def _pod(namespace: str, name: str, labels: Mapping[str, str], spec: Mapping[str, Any], owner: str) -> dict[str, Any]:
+def projected_pod(
+    namespace: str, name: str, labels: Mapping[str, str], spec: Mapping[str, Any], owner: str
+) -> dict[str, Any]:
+    """A bare ``Pod`` manifest an operator makes, annotated with the object it was made from (``Kind/ns/name``)."""
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -235,7 +238,7 @@ def kserve_pods(objects: Objects) -> Iterator[dict[str, Any]]:
             "component": "predictor",
             "app": f"isvc.{name}-predictor",
         }
-        pod = _pod(namespace, f"{name}-predictor", labels, spec, f"InferenceService/{namespace}/{name}")
+        pod = projected_pod(namespace, f"{name}-predictor", labels, spec, f"InferenceService/{namespace}/{name}")
         if runtime is None:
             pod["metadata"]["annotations"]["inferstack.io/missing-runtime"] = str(model.get("runtime"))
         yield pod
@@ -318,7 +321,7 @@ def ray_pods(objects: Objects) -> Iterator[dict[str, Any]]:
                 "ray.io/group": group,
                 "ray.io/is-ray-node": "yes",
             }
-            yield _pod(namespace, f"{name}-{group}", labels, spec, f"{kind}/{namespace}/{name}")
+            yield projected_pod(namespace, f"{name}-{group}", labels, spec, f"{kind}/{namespace}/{name}")
 
 
 def prometheus_pods(objects: Objects) -> Iterator[dict[str, Any]]:
@@ -342,11 +345,21 @@ def prometheus_pods(objects: Objects) -> Iterator[dict[str, Any]]:
             "securityContext": dict(spec.get("securityContext") or {}),
             "containers": [{"name": "prometheus", "image": f"quay.io/prometheus/prometheus:{spec.get('version', '')}"}],
         }
-        yield _pod(namespace, f"prometheus-{name}-0", labels, pod_spec, f"Prometheus/{namespace}/{name}")
+        yield projected_pod(namespace, f"prometheus-{name}-0", labels, pod_spec, f"Prometheus/{namespace}/{name}")
 
 
 def projected_pods(objects: Objects) -> list[dict[str, Any]]:
-    """Every pod the modelled operators make from ``objects`` (KServe, KubeRay, prometheus-operator, LWS)."""
+    """Every pod the modelled operators make from ``objects`` (KServe, KubeRay, prometheus-operator, LWS, the NIM
+    operator, Dynamo)."""
+    from inferstack.gates.dynamo import dynamo_pods
     from inferstack.gates.lws import lws_pods
+    from inferstack.gates.nim import nim_pods
 
-    return [*kserve_pods(objects), *ray_pods(objects), *prometheus_pods(objects), *lws_pods(objects)]
+    return [
+        *kserve_pods(objects),
+        *ray_pods(objects),
+        *prometheus_pods(objects),
+        *lws_pods(objects),
+        *nim_pods(objects),
+        *dynamo_pods(objects),
+    ]

@@ -15,15 +15,16 @@ pinned versions:
   scrapes it on 9090 (``pkg/reconciler/revision/resources/queue.go:55-73``); KServe's PodMonitor scrapes the user
   container's 8080 (the runtime's ``prometheus.kserve.io/port``);
 * Triton: HTTP 8000, gRPC 8001, metrics 8002; SGLang 30000; TGI 8080 (``/metrics`` on the main port); Ollama 11434;
-  LiteLLM 4000 and its own Postgres 5432; NIM 8000; Dynamo's frontend 8000, its workers' system port 9090 and NIXL's
-  side channel 19090 (inferstack/constructs: each kind's own constants).
+  LiteLLM 4000 and its own Postgres 5432; NIM 8000 (also called by the NIM operator); Dynamo's frontend 8000 and
+  its workers' system port 9090 (19090 is NIXL's telemetry port, off by default: ``NIXL_TELEMETRY_ENABLE=n``), its
+  request and event planes on ports chosen at run time (inferstack/constructs: each kind's own constants).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE
+from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE, NIM_NAMESPACE
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.workloads import ModelSourceType, VllmWorkloadConfig
 from inferstack.plan import ResolvedPlatform, ResolvedWorkload
@@ -156,9 +157,15 @@ def kserve_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Runt
     )
 
 
+NIM_PORT = 8000
+
+
 def nim_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
-    """NIM downloads its profiles from NGC (the cache Job) whatever the model source."""
-    return RuntimePaths(serving=(8000,), metrics=(8000,), downloads=True)
+    """NIM downloads its profiles from NGC (the cache Job) whatever the model source; the NIM operator reads each
+    NIMService's ``/v1/models`` through its Service, and the NIMService is not Ready until that answers
+    (NVIDIA/k8s-nim-operator v3.0.0 ``internal/controller/platform/standalone/nimservice.go:509-516,600-670``)."""
+    calls = (Call(NIM_NAMESPACE, (NIM_PORT,), "the NIM operator reads /v1/models for the NIMService's status"),)
+    return RuntimePaths(serving=(NIM_PORT,), metrics=(NIM_PORT,), calls=calls, downloads=True)
 
 
 def dynamo_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:

@@ -2,9 +2,9 @@
 over the real manifests (policies and pod templates) with the small evaluator in
 ``inferstack.constructs.checks.network``.
 
-Pods come from the synthesized pod templates; the operator-made pods inferstack renders no template for carry the
-labels their operators give them (NIM operator v3.0.0: a NIMService's pods ``GetStandardLabels``, its NIMCache Job
-``app.kubernetes.io/name: <name>``)."""
+Pods come from the synthesized pod templates and, for the NIM operator (which makes its pods from a NIMService and a
+NIMCache without a template of ours), from its projection (:mod:`inferstack.gates.nim`). The operators' own calls
+into the pods come from their sources (:mod:`inferstack.gates.operator_calls`), not from the kinds' declarations."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ import pytest
 from inferstack.constructs.checks.network import Address, Pod, connection_allowed
 from inferstack.constructs.checks.pods import all_pod_templates
 from inferstack.constructs.checks.references import selector_matches
+from inferstack.gates.nim import nim_pods
+from inferstack.gates.operator_calls import operator_calls
 from inferstack.gates.projections import projected_pods
 from inferstack.plan import resolve
 from inferstack.plan.endpoints import NoEndpointError, endpoint_of
@@ -30,23 +32,10 @@ POD_IDENTITY = Address("169.254.170.23")
 STRANGER_NAMESPACE = "someone-else"
 
 
-def _nim_pods(objects: list[dict[str, Any]]) -> list[Pod]:
-    pods = []
-    for obj in objects:
-        meta = obj.get("metadata", {})
-        if obj.get("kind") == "NIMService":
-            labels = {"app.kubernetes.io/name": meta["name"], "app.kubernetes.io/part-of": "nim-service"}
-            pods.append(Pod(meta["namespace"], {**obj["spec"].get("labels", {}), **labels}))
-        if obj.get("kind") == "NIMCache":
-            labels = {"app": "k8s-nim-operator", "app.kubernetes.io/name": meta["name"]}
-            pods.append(Pod(meta["namespace"], labels))
-    return pods
-
-
 def pods_by_workload(objects: list[dict[str, Any]]) -> dict[tuple[str, str], list[Pod]]:
     found: dict[tuple[str, str], list[Pod]] = {}
-    templates = [Pod(t.namespace, dict(t.labels)) for t in all_pod_templates(objects)]
-    for pod in [*templates, *_nim_pods(objects)]:
+    templates = [*all_pod_templates(objects), *all_pod_templates(nim_pods(objects))]
+    for pod in (Pod(t.namespace, dict(t.labels)) for t in templates):
         name = pod.labels.get("app.kubernetes.io/name")
         if name:
             found.setdefault((pod.namespace, name), []).append(pod)
@@ -349,3 +338,23 @@ def test_knative_predictors_are_reached_through_the_gateway(kserve_app):
     assert connection_allowed(objects, client, activator, 8012)
     assert connection_allowed(objects, gateway, predictor, 8012)
     assert not connection_allowed(objects, Pod("elsewhere", {}), predictor, 8012)
+
+
+def test_operators_reach_the_pods_they_call(any_app):
+    """Every call an operator makes into the pods (read from its source: NIM's model status, KubeRay's dashboard and
+    health checks, AIBrix's adapter loads) is admitted, from any pod of the operator's namespace."""
+    objects = any_app.kubernetes_objects()
+    owned = _owned(any_app)
+    pods = [*all_pod_templates(objects), *all_pod_templates(projected_pods(objects))]
+    for call in operator_calls(objects):
+        if call.namespace not in owned:
+            continue
+        targets = [
+            Pod(t.namespace, dict(t.labels))
+            for t in pods
+            if t.namespace == call.namespace and all(t.labels.get(k) == v for k, v in call.pods.items())
+        ]
+        assert targets, f"{call.what}: no pod in {call.namespace} carries {dict(call.pods)}"
+        caller = Pod(call.caller, {"app": "operator"})
+        for target in targets:
+            assert connection_allowed(objects, caller, target, call.port), (call.what, call.port, target.labels)
