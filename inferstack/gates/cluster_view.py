@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
+from inferstack.constructs.checks.network import Address, Pod, connection_allowed
 from inferstack.constructs.checks.pods import PodTemplate, all_pod_templates
 
 Objects = Sequence[Mapping[str, Any]]
@@ -357,3 +358,41 @@ def custom_resources_without_a_crd_before(
                     "on the release that does (node.add_dependency), or declare the operator as existing"
                 )
     return findings
+
+
+#: CoreDNS as policies see it (the EKS add-on keeps upstream's ``k8s-app: kube-dns``), and an address for the EKS
+#: API endpoint (its ENIs are in the VPC, outside the pods' selectors).
+COREDNS = Pod("kube-system", {"k8s-app": "kube-dns"})
+API_ENDPOINT = Address("10.0.0.10")
+
+
+def chart_pods_without_paths(charts: Objects, ours: Objects, owned: Iterable[str]) -> list[str]:
+    """The rendered charts' pods that land in a namespace inferstack owns (default deny there) and are cut off from
+    what every such pod needs: DNS; the Kubernetes API when its ServiceAccount token is mounted (the default); and,
+    for each of the charts' Services that selects it, its target ports from the namespace's own pods."""
+    namespaces = set(owned)
+    policies = [o for o in ours if o.get("kind") == "NetworkPolicy"]
+    services = [o for o in charts if o.get("kind") == "Service"]
+    problems: list[str] = []
+    for template in all_pod_templates(charts):
+        if template.namespace not in namespaces:
+            continue
+        pod = Pod(template.namespace, dict(template.labels))
+        if not connection_allowed(policies, pod, COREDNS, 53, "UDP"):
+            problems.append(f"{template.ref}: no DNS")
+        if template.spec.get("automountServiceAccountToken") is not False and not connection_allowed(
+            policies, pod, API_ENDPOINT, 443
+        ):
+            problems.append(f"{template.ref}: its ServiceAccount token is mounted, but the Kubernetes API is denied")
+        named = {p.get("name"): p.get("containerPort") for _, c in template.containers() for p in c.get("ports") or []}
+        for service in services:
+            selector = (service.get("spec") or {}).get("selector") or {}
+            if _meta(service).get("namespace") != template.namespace or not _selects(selector, template.labels):
+                continue
+            client = Pod(template.namespace, {"inferstack.io/probe": "client"})
+            for port in (service.get("spec") or {}).get("ports") or []:
+                target = port.get("targetPort", port.get("port"))
+                number = named.get(target) if isinstance(target, str) else target
+                if number and not connection_allowed(policies, client, pod, int(number)):
+                    problems.append(f"{template.ref}: Service {_meta(service).get('name')} port {number} is denied")
+    return problems

@@ -325,3 +325,56 @@ def test_crds_an_operator_applies_at_run_time_count():
     )
     workload = checks.DeployStep(name="w", objects=[dgd], after=frozenset({"dynamo"}))
     assert checks.custom_resources_without_a_crd_before([operator, workload]) == []
+
+
+def _policy(name: str, ns: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"podSelector": {}, **spec},
+    }
+
+
+DENY = _policy("deny", "llm", {"policyTypes": ["Ingress", "Egress"]})
+DNS = _policy(
+    "dns",
+    "llm",
+    {
+        "policyTypes": ["Egress"],
+        "egress": [
+            {
+                "to": [
+                    {
+                        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                        "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+                    }
+                ],
+                "ports": [{"port": 53, "protocol": "UDP"}],
+            }
+        ],
+    },
+)
+
+
+def _chart_pod(ns: str) -> list[dict[str, Any]]:
+    pod = _deployment("db", {"containers": [{"name": "db", "ports": [{"name": "pg", "containerPort": 5432}]}]}, ns=ns)
+    service = {
+        "kind": "Service",
+        "metadata": {"name": "db", "namespace": ns},
+        "spec": {"selector": {"app": "db"}, "ports": [{"port": 5432, "targetPort": "pg"}]},
+    }
+    return [pod, service]
+
+
+def test_a_chart_outside_our_namespaces_needs_no_path():
+    assert checks.chart_pods_without_paths(_chart_pod("elsewhere"), [DENY, DNS], ["llm"]) == []
+
+
+def test_a_chart_pod_in_our_namespace_cut_off_by_default_deny_is_named():
+    problems = checks.chart_pods_without_paths(_chart_pod("llm"), [DENY, DNS], ["llm"])
+    assert problems == [
+        "Deployment/llm/db: its ServiceAccount token is mounted, but the Kubernetes API is denied",
+        "Deployment/llm/db: Service db port 5432 is denied",
+    ]
+    assert "no DNS" in checks.chart_pods_without_paths(_chart_pod("llm"), [DENY], ["llm"])[0]

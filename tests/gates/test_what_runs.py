@@ -12,6 +12,7 @@ from inferstack.gates import cluster_view as checks
 from inferstack.gates.helm import helm_version
 from inferstack.gates.kubelet import triton_scans_kubelet_entries
 from inferstack.gates.releases import UNVENDORED
+from inferstack.plan.names import namespaces_to_create
 from tests.gates.cluster_view import CHARTS_SRC, NO_CHARTS, cluster_view
 
 pytestmark = pytest.mark.skipif(not CHARTS_SRC.is_dir(), reason=NO_CHARTS)
@@ -127,3 +128,11 @@ def test_rendered_pods_meet_their_namespaces_pod_security(any_app):
     levels = namespace_levels(view.ours)
     findings = check_manifests([*view.charts, *view.projected], levels)
     assert [str(f) for f in findings] == []
+
+
+def test_chart_pods_in_namespaces_we_own_have_their_paths(any_app):
+    """Our NetworkPolicies deny everything in the namespaces inferstack owns; a release that installs pods there
+    (none of the pinned ones does today) must still reach DNS and the API and be reachable on its Services' ports."""
+    view = cluster_view(any_app)
+    owned = namespaces_to_create(any_app.config)
+    assert checks.chart_pods_without_paths(view.charts, view.ours, owned) == []
