@@ -384,16 +384,6 @@ def vllm_version_of_image(image: str) -> str | None:
 SHUTDOWN_TIMEOUT_SINCE = (0, 18)
 
 
-def lacks_efa_stack(image: str) -> bool:
-    """Whether ``image`` is the upstream ``vllm/vllm-openai`` image, which carries no libfabric / aws-ofi-nccl
-    (docker/Dockerfile at v0.19.0: libibverbs and NCCL only; the AWS DLC adds EFA 1.47.0 and aws-ofi-nccl on top of
-    it), so NCCL between nodes runs over TCP sockets."""
-    reference = image.split("@", 1)[0]
-    slash, colon = reference.rfind("/"), reference.rfind(":")
-    repository = reference[:colon] if colon > slash else reference
-    return bool(_VLLM_REPOSITORY.match(repository))
-
-
 def supports_shutdown_timeout(image: str) -> bool:
     """Whether the engine of ``image`` drains in-flight requests with ``--shutdown-timeout`` (vLLM ≥ 0.18).
     Images whose vLLM release cannot be read from the tag are taken to be current (True)."""

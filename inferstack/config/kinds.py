@@ -234,12 +234,20 @@ def unregister_kind(name: str) -> None:
     _rebuild()
 
 
-def _rebuild() -> None:
-    from inferstack.config.model import InferstackConfig  # the model is built on this module: import late
+#: Called after every change of the registry: the config model (built on this module) registers its rebuild of the
+#: ``workloads`` union here, so this module needs no import of it.
+_REBUILD_HOOKS: list[Callable[[], None]] = []
 
+
+def on_kinds_changed(hook: Callable[[], None]) -> None:
+    """Call ``hook`` after each :func:`register_kind` / :func:`unregister_kind`."""
+    _REBUILD_HOOKS.append(hook)
+
+
+def _rebuild() -> None:
     _generation[0] += 1
-    InferstackConfig.model_fields["workloads"].annotation = tuple[workload_union(), ...]
-    InferstackConfig.model_rebuild(force=True)
+    for hook in _REBUILD_HOOKS:
+        hook()
 
 
 def load(ref: Ref) -> Any:

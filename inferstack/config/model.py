@@ -23,7 +23,7 @@ from inferstack.config.aibrix import AibrixPlatformConfig
 from inferstack.config.alerts import AlertTargets
 from inferstack.config.base import StrictModel
 from inferstack.config.compute import ComputeConfig
-from inferstack.config.kinds import workload_union
+from inferstack.config.kinds import on_kinds_changed, workload_union
 from inferstack.config.network_policy import NetworkPolicyConfig
 from inferstack.config.storage import StorageConfig
 from inferstack.config.types import (
@@ -656,3 +656,12 @@ class InferstackConfig(StrictModel):
     def pool(self, name: str) -> Any:
         """The node group or Karpenter pool called ``name``."""
         return next(p for p in self.compute.pools if p.name == name)
+
+
+def _rebuild_workloads() -> None:
+    """The ``workloads`` union again, with the kinds registered now."""
+    InferstackConfig.model_fields["workloads"].annotation = tuple[workload_union(), ...]
+    InferstackConfig.model_rebuild(force=True)
+
+
+on_kinds_changed(_rebuild_workloads)

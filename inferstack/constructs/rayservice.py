@@ -230,9 +230,13 @@ class RayServiceServer(Construct):
                         # The Ray autoscaler talks to the API server with the pod's service-account token (Ray 2.52
                         # autoscaler/_private/kuberay/node_provider.py reads it from the standard path); KubeRay
                         # mounts none, and the pods do not automount it — so only the sidecar gets it.
+                        # KubeRay builds the sidecar from these alone (common/pod.go:935-1034 at v1.7.0): a HOME that
+                        # is not the image's must be given to it too.
                         "volumeMounts": [
-                            {"name": AUTOSCALER_TOKEN_VOLUME, "mountPath": SA_TOKEN_DIR, "readOnly": True}
+                            {"name": AUTOSCALER_TOKEN_VOLUME, "mountPath": SA_TOKEN_DIR, "readOnly": True},
+                            *([{"name": "home", "mountPath": props.home}] if props.home else []),
                         ],
+                        **({"env": [{"name": "HOME", "value": props.home}]} if props.home else {}),
                         "securityContext": {
                             "runAsNonRoot": True,
                             "runAsUser": RAY_UID,

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inferstack.catalog.images import image_facts
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.constructs.checks.network import Address, Pod, connection_allowed
 from inferstack.constructs.checks.pods import PodTemplate, all_pod_templates
@@ -395,4 +396,50 @@ def chart_pods_without_paths(charts: Objects, ours: Objects, owned: Iterable[str
                 number = named.get(target) if isinstance(target, str) else target
                 if number and not connection_allowed(policies, client, pod, int(number)):
                     problems.append(f"{template.ref}: Service {_meta(service).get('name')} port {number} is denied")
+    return problems
+
+
+# -- image facts -------------------------------------------------------------------------------------------------
+def _env_value(container: Mapping[str, Any], name: str) -> str | None:
+    for item in container.get("env") or []:
+        if item.get("name") == name and "value" in item:
+            return str(item["value"])
+    return None
+
+
+def _home_writable(container: Mapping[str, Any], home: str) -> bool:
+    for mount in container.get("volumeMounts") or []:
+        path = str(mount.get("mountPath", "")).rstrip("/")
+        if not mount.get("readOnly") and (home == path or home.startswith(path + "/")):
+            return True
+    return False
+
+
+def unwritable_homes(objects: Objects) -> list[str]:
+    """Containers of a catalogued image that run as a non-root user without a writable HOME — caches under
+    ``~/.cache`` (the Hub's, vLLM's compile cache, FlashInfer's JIT) then fail. HOME is the container's ``HOME`` env
+    or the image's (:data:`inferstack.catalog.images.IMAGE_FACTS`); it is writable when a writable volume is mounted
+    at or above it, or when the container runs as the image's own user on a writable root filesystem."""
+    problems: list[str] = []
+    for template in all_pod_templates(list(objects)):
+        pod_uid = (template.spec.get("securityContext") or {}).get("runAsUser")
+        for _, container in template.containers():
+            facts = image_facts(str(container.get("image", "")))
+            if facts is None:
+                continue
+            security = container.get("securityContext") or {}
+            uid = security.get("runAsUser", pod_uid)
+            uid = facts.uid if uid is None else int(uid)
+            if uid == 0:
+                continue
+            home = _env_value(container, "HOME") or facts.home
+            if _home_writable(container, home):
+                continue
+            if uid == facts.uid and not security.get("readOnlyRootFilesystem") and not _env_value(container, "HOME"):
+                continue
+            unsure = " (?)" if {"uid", "home"} & facts.unconfirmed else ""
+            problems.append(
+                f"{template.ref}: {container.get('name')} runs as uid {uid} with HOME {home}{unsure}, which the image "
+                f"({facts.uri}, user {facts.uid}) does not give it to write — mount an emptyDir there or set HOME"
+            )
     return problems

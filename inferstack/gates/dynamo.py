@@ -33,7 +33,7 @@ import copy
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from inferstack.gates.projections import projected_pod
+from inferstack.gates.pods import projected_pod
 
 #: Stands for the operator's worker hash (sha256 of the worker components' JSON, 8 hex digits).
 WORKER_HASH = "0h0h0h0h"

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from inferstack.gates.projections import projected_pod
+from inferstack.gates.pods import projected_pod
 
 NIM_UID, NIM_GID = 1000, 2000
 MODEL_STORE = "/model-store"

@@ -20,8 +20,10 @@ our own pods.
 * **KubeRay v1.7.0** (ray-project/kuberay ``59d663ae``, ``ray-operator/controllers/ray/common/pod.go``): labels
   ``ray.io/cluster``, ``ray.io/node-type``, ``ray.io/group`` (``headgroup``), ``ray.io/is-ray-node`` (:1167-1191);
   the ``metrics`` port 8080 when missing (:289-296, :689-696); ``RAY_ADDRESS`` and ``RAY_*`` env (:1207-1343);
-  workers' ``wait-gcs-ready`` init container at 200m/256Mi (:602-658); the in-tree autoscaler sidecar at
-  500m/512Mi unless ``autoscalerOptions.resources`` (:935-1034); token auth (``spec.authOptions.mode: token``,
+  workers' ``wait-gcs-ready`` init container at 200m/256Mi, with the Ray container's env and volumeMounts as
+  written (:602-658); the in-tree autoscaler sidecar at 500m/512Mi unless ``autoscalerOptions.resources``, with its
+  own env plus ``autoscalerOptions`` ``env`` / ``volumeMounts`` / ``securityContext`` and ``/tmp/ray`` shared with
+  the head (:868-869, :935-1034); token auth (``spec.authOptions.mode: token``,
   Ray ≥ 2.52; ``utils/validation.go:284-313``) adds ``RAY_AUTH_MODE=token`` and ``RAY_AUTH_TOKEN`` from the
   operator's Secret ``<cluster>`` key ``auth_token`` to the Ray, autoscaler and init containers (:344-426,
   ``raycluster_controller.go:422-486``).
@@ -38,6 +40,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from inferstack.constructs.custom_resource import deep_merge
+from inferstack.gates.dynamo import dynamo_pods
+from inferstack.gates.lws import lws_pods
+from inferstack.gates.nim import nim_pods
+from inferstack.gates.pods import projected_pod
 
 Objects = Sequence[Mapping[str, Any]]
 
@@ -65,24 +71,20 @@ RAY_AUTOSCALER_RESOURCES = {
     "requests": {"cpu": "500m", "memory": "512Mi"},
     "limits": {"cpu": "500m", "memory": "512Mi"},
 }
+#: The autoscaler sidecar's own env, command and the ``ray-logs`` emptyDir it shares with the head
+#: (``common/pod.go:935-1000``, ``:868-869``; ``RayLogVolumeName`` / ``RayLogVolumeMountPath`` :30-31).
+AUTOSCALER_START = (
+    "ray kuberay-autoscaler --cluster-name $(RAY_CLUSTER_NAME) --cluster-namespace $(RAY_CLUSTER_NAMESPACE)"
+)
+AUTOSCALER_ENV = [
+    {"name": "RAY_CLUSTER_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['ray.io/cluster']"}}},
+    {"name": "RAY_CLUSTER_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+    {"name": "RAY_HEAD_POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+    {"name": "KUBERAY_CRD_VER", "value": "v1"},
+    {"name": "KUBERAY_GEN_AUTOSCALER_START_CMD", "value": AUTOSCALER_START},
+]
+RAY_LOGS_MOUNT = {"name": "ray-logs", "mountPath": "/tmp/ray"}  # noqa: S108 - KubeRay's emptyDir
 RAY_WAIT_GCS_RESOURCES = {"requests": {"cpu": "200m", "memory": "256Mi"}, "limits": {"cpu": "200m", "memory": "256Mi"}}
-
-
-def projected_pod(
-    namespace: str, name: str, labels: Mapping[str, str], spec: Mapping[str, Any], owner: str
-) -> dict[str, Any]:
-    """A bare ``Pod`` manifest an operator makes, annotated with the object it was made from (``Kind/ns/name``)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": dict(labels),
-            "annotations": {"inferstack.io/projected-from": owner},
-        },
-        "spec": dict(spec),
-    }
 
 
 def _merge_list(base: list[Any], patch: list[Any], key: str) -> list[Any]:
@@ -276,6 +278,8 @@ def ray_pods(objects: Objects) -> Iterator[dict[str, Any]]:
             template = copy.deepcopy(group_spec.get("template") or {})
             spec = template.get("spec") or {}
             containers = spec.get("containers") or []
+            # wait-gcs-ready copies the Ray container as written, before KubeRay adds its env (:606-642)
+            written = copy.deepcopy(containers[0]) if containers else {}
             if containers:
                 ray = containers[0]
                 ports = list(ray.get("ports") or [])
@@ -293,26 +297,35 @@ def ray_pods(objects: Objects) -> Iterator[dict[str, Any]]:
                         *auth_env,
                     ],
                 )
+                if node_type == "head" and autoscaling:
+                    ray["volumeMounts"] = [*(ray.get("volumeMounts") or []), RAY_LOGS_MOUNT]
             if node_type == "head" and autoscaling:
                 options = cluster.get("autoscalerOptions") or {}
                 sidecar = {
                     "name": "autoscaler",
                     "image": options.get("image") or (containers[0].get("image") if containers else ""),
+                    "command": ["/bin/bash", "-lc", "--"],
+                    "args": [AUTOSCALER_START],
                     "resources": copy.deepcopy(options.get("resources") or RAY_AUTOSCALER_RESOURCES),
-                    "env": [*(options.get("env") or []), *auth_env],
+                    "env": [*AUTOSCALER_ENV, *(options.get("env") or []), *auth_env],
+                    "volumeMounts": [*(options.get("volumeMounts") or []), RAY_LOGS_MOUNT],
                 }
                 if options.get("securityContext"):
                     sidecar["securityContext"] = options["securityContext"]
                 containers.append(sidecar)
+                volumes = [v for v in spec.get("volumes") or [] if v.get("name") != RAY_LOGS_MOUNT["name"]]
+                spec["volumes"] = [*volumes, {"name": RAY_LOGS_MOUNT["name"], "emptyDir": {}}]
             if node_type == "worker":
                 wait = {
                     "name": "wait-gcs-ready",
-                    "image": containers[0].get("image") if containers else "",
+                    "image": written.get("image", ""),
+                    "command": ["/bin/bash", "-lc", "--"],
                     "resources": copy.deepcopy(RAY_WAIT_GCS_RESOURCES),
-                    "env": list(auth_env),
-                    "securityContext": copy.deepcopy(containers[0].get("securityContext") or {}) if containers else {},
+                    "env": [*(written.get("env") or []), *auth_env],
+                    "volumeMounts": list(written.get("volumeMounts") or []),
+                    "securityContext": copy.deepcopy(written.get("securityContext") or {}),
                 }
-                spec["initContainers"] = [wait, *(spec.get("initContainers") or [])]
+                spec["initContainers"] = [*(spec.get("initContainers") or []), wait]
             spec["containers"] = containers
             labels = {
                 **((template.get("metadata") or {}).get("labels") or {}),
@@ -351,10 +364,6 @@ def prometheus_pods(objects: Objects) -> Iterator[dict[str, Any]]:
 def projected_pods(objects: Objects) -> list[dict[str, Any]]:
     """Every pod the modelled operators make from ``objects`` (KServe, KubeRay, prometheus-operator, LWS, the NIM
     operator, Dynamo)."""
-    from inferstack.gates.dynamo import dynamo_pods
-    from inferstack.gates.lws import lws_pods
-    from inferstack.gates.nim import nim_pods
-
     return [
         *kserve_pods(objects),
         *ray_pods(objects),

@@ -17,6 +17,7 @@ from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import NixlBackend
 from inferstack.plan import resolve
 from inferstack.rules.base import Finding, Rule
+from inferstack.rules.suggestions import register_viability_checks
 
 NIXL_LIBFABRIC, ACCELERATOR, MULTINODE_FLAGS = "IMAGE-NIXL-LIBFABRIC", "IMAGE-ACCELERATOR", "IMAGE-MULTINODE-FLAGS"
 #: The flags the ``vllm_multinode`` chart renders (charts/vllm_multinode.py).
@@ -114,3 +115,6 @@ RULES = (
     Rule(id=ACCELERATOR, title="The image is built for the pool's accelerator", check=check_accelerator),
     Rule(id=MULTINODE_FLAGS, title="vLLM's multi-node flags exist in the image's vLLM", check=check_multinode_flags),
 )
+
+# a pool whose hardware the image cannot use (a CPU pool for a CUDA image) rejects a suggestion too
+register_viability_checks(check_accelerator)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from inferstack.catalog.engine_flags import lacks_efa_stack
+from inferstack.catalog.images import ImageFacts, image_facts
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
@@ -15,6 +15,7 @@ from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
 from inferstack.plan import ResolvedWorkload, resolve
 from inferstack.plan.placement import host_instance, pool_instances
 from inferstack.rules.base import Finding, Rule, Severity
+from inferstack.rules.suggestions import register_viability_checks, suggesting, viable
 
 ACCELERATOR = "MULTINODE-ACCELERATOR"
 CAPACITY = "MULTINODE-CAPACITY"
@@ -106,8 +107,6 @@ def check_capacity(config: InferstackConfig) -> Iterator[Finding]:
 
 def _fewer_replicas(config: InferstackConfig, resolved: ResolvedWorkload) -> tuple[dict[str, Any], ...]:
     """The most replicas (≥ 1) of the group that fit beside the pool's other workloads — checked to pass."""
-    from inferstack.rules.serving import suggesting, viable  # serving's checks include this module's
-
     if not suggesting():
         return ()
     for replicas in range(resolved.config.replicas - 1, 0, -1):
@@ -151,20 +150,28 @@ def check_efa(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def _efa_stack_missing(facts: ImageFacts | None) -> str:
+    if facts is None:
+        return "libfabric / aws-ofi-nccl"
+    return " / ".join(n for n, has in (("libfabric", facts.libfabric), ("aws-ofi-nccl", facts.aws_ofi_nccl)) if not has)
+
+
 def check_efa_image(config: InferstackConfig) -> Iterator[Finding]:
-    """NCCL reaches EFA only through libfabric and the aws-ofi-nccl plugin. The upstream vllm/vllm-openai images carry
-    neither (docker/Dockerfile at v0.19.0: libibverbs and NCCL only), so NCCL falls back to TCP sockets without an
-    error; the default AWS Deep Learning Container has both."""
+    """NCCL reaches EFA only through libfabric and the aws-ofi-nccl plugin — read from the image's facts
+    (:mod:`inferstack.catalog.images`). The upstream vllm/vllm-openai images carry neither (docker/Dockerfile at
+    v0.19.0: libibverbs and NCCL only), so NCCL falls back to TCP sockets without an error; the default AWS Deep
+    Learning Container has both. An image without facts is not judged (ENGINE-FLAGS-UNVERIFIED names it)."""
     for path, workload in _workloads(config):
         image = workload.image(AcceleratorKind.NVIDIA)
-        stock = lacks_efa_stack(image)
+        facts = image_facts(image)
+        stock = facts is not None and not (facts.libfabric and facts.aws_ofi_nccl)
         most = max(t.accelerator_count for t in pool_instances(config.pool(workload.pool)))
         if stock and workload.engine.tensor_parallel_size > most:
             yield Finding(
                 rule=EFA_IMAGE,
                 path=f"{path}.engine.tensor_parallel_size",
                 message=f"tensor_parallel_size {workload.engine.tensor_parallel_size} spans nodes of {most} GPUs: an "
-                f"all-reduce per layer between nodes, and {image} (no aws-ofi-nccl) runs it over "
+                f"all-reduce per layer between nodes, and {image} (no {_efa_stack_missing(facts)}) runs it over "
                 "TCP sockets",
                 fix=f"keep tensor parallelism inside a node (tensor_parallel_size {most}, pipeline_parallel_size = "
                 "nodes), or use a vLLM image with the EFA stack",
@@ -174,7 +181,7 @@ def check_efa_image(config: InferstackConfig) -> Iterator[Finding]:
             yield Finding(
                 rule=EFA_IMAGE,
                 path=f"{path}.engine.image",
-                message=f"{image} has no libfabric / aws-ofi-nccl: the EFA devices are attached "
+                message=f"{image} has no {_efa_stack_missing(facts)}: the EFA devices are attached "
                 "but NCCL between the nodes runs over TCP sockets, silently (NCCL_DEBUG=INFO would log NET/Socket)",
                 fix=f"leave engine.image unset (the default {ENGINE_IMAGES['vllm-gpu']} has the EFA stack) or set "
                 "another image with libfabric and aws-ofi-nccl, or accept this warning",
@@ -189,3 +196,5 @@ RULES = (
     Rule(id=EFA, title="Multi-node groups on EFA pools request EFA", check=check_efa),
     Rule(id=EFA_IMAGE, title="EFA needs libfabric and aws-ofi-nccl in the image", check=check_efa_image),
 )
+
+register_viability_checks(check_accelerator, check_capacity)

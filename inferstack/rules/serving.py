@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from contextvars import ContextVar
 from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.catalog.kubernetes import SYSTEM_POOL
 from inferstack.catalog.versions import NEURON_SERVING_DEVICES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
-from inferstack.config.edit import with_changes
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelSourceType
 from inferstack.plan import resolve
@@ -33,8 +31,8 @@ from inferstack.plan.served import (
     sizing_for,
     sizing_input,
 )
-from inferstack.rules import images, multinode
 from inferstack.rules.base import Finding, Rule, Severity
+from inferstack.rules.suggestions import register_viability_checks, suggesting, viable
 from inferstack.sizing.model import SizingResult, longest_fitting_len
 from inferstack.sizing.neuron import longest_fitting_neuron_len
 
@@ -46,8 +44,6 @@ SCHEDULING = "SCHEDULING"
 STARTUP = "STARTUP-PROBE"
 NEURON_ARTIFACTS = "NEURON-ARTIFACTS"
 NEURON_STACK = "NEURON-STACK"
-#: False while a suggested fix is being checked (its checks must not suggest in turn).
-_SUGGEST: ContextVar[bool] = ContextVar("inferstack_rules_suggest", default=True)
 #: Flags inferstack derives for Neuron engines (the compiled KV layout).
 NEURON_KV_FLAGS = frozenset({"--block-size", "--num-gpu-blocks-override"})
 
@@ -80,7 +76,7 @@ def check_fit(config: InferstackConfig) -> Iterator[Finding]:
         result = sizing_for(workload, host)
         if result.fits:
             continue
-        suggestions = _fit_suggestions(config, path, workload, instances, host) if _SUGGEST.get() else ()
+        suggestions = _fit_suggestions(config, path, workload, instances, host) if suggesting() else ()
         yield Finding(
             rule=FIT,
             path=f"{path}.engine.tensor_parallel_size" if result.kv_budget_gib <= 0 else f"{path}.engine.max_model_len",
@@ -216,7 +212,7 @@ def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
                 if t.accelerator is instances[0].accelerator and ranks_per_node(t) >= parallel
             }
         )
-        suggestions = _parallel_suggestions(config, path, workload, most) if _SUGGEST.get() else ()
+        suggestions = _parallel_suggestions(config, path, workload, most) if suggesting() else ()
         options = []
         for changes in suggestions:
             if f"{path}.nodes" in changes:
@@ -274,7 +270,7 @@ def check_tp_heads(config: InferstackConfig) -> Iterator[Finding]:
             divisors = [d for d in (1, 2, 4, 8, 16, 32, 64) if heads % d == 0]
             field = f"{path}.engine.tensor_parallel_size"
             ranked = sorted(divisors, key=lambda d: (abs(d - tp), -d))
-            passing = [d for d in ranked if _SUGGEST.get() and viable(config, {field: d})]
+            passing = [d for d in ranked if suggesting() and viable(config, {field: d})]
             yield Finding(
                 rule=TP_HEADS,
                 path=field,
@@ -297,7 +293,7 @@ def check_neuron_cores(config: InferstackConfig) -> Iterator[Finding]:
             field = f"{path}.engine.tensor_parallel_size"
             multiples = list(range(per_device, 4 * max(tp, per_device) + 1, per_device))
             ranked = sorted(multiples, key=lambda m: (abs(m - tp), m))
-            passing = [m for m in ranked if _SUGGEST.get() and viable(config, {field: m})]
+            passing = [m for m in ranked if suggesting() and viable(config, {field: m})]
             yield Finding(
                 rule=NEURON_CORES,
                 path=field,
@@ -351,7 +347,7 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
                 )
                 ok, instance = fits_node(moved, candidate)
                 changes = {f"workloads[{index}].pool": candidate.name}
-                if ok and _SUGGEST.get() and viable(config, changes):
+                if ok and suggesting() and viable(config, changes):
                     others.append((f"{candidate.name} ({instance})", changes))
             fix = (
                 f"move the workload to pool {' or '.join(text for text, _ in others)}"
@@ -371,35 +367,6 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
 
 def _taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> frozenset[tuple[str, str]]:
     return frozenset(pool_taints(pool))
-
-
-def suggesting() -> bool:
-    """False while a suggested fix is being checked (its checks must not suggest in turn)."""
-    return _SUGGEST.get()
-
-
-def viable(config: InferstackConfig, changes: Mapping[str, Any]) -> bool:
-    """Whether ``config`` with ``changes`` is valid and passes every rule that judges parallelism, memory,
-    scheduling and multi-node capacity (a suggested fix must not be rejected by the next rule). Those checks
-    suggest nothing meanwhile."""
-    changed = with_changes(config, changes)
-    if changed is None:
-        return False
-    token = _SUGGEST.set(False)
-    try:
-        checks = (
-            check_tp_heads,
-            check_neuron_cores,
-            check_parallel_node,
-            check_fit,
-            check_scheduling,
-            multinode.check_accelerator,
-            multinode.check_capacity,
-            images.check_accelerator,  # a pool whose hardware the image cannot use (a CPU pool for a CUDA image)
-        )
-        return not any(list(check(changed)) for check in checks)
-    finally:
-        _SUGGEST.reset(token)
 
 
 def check_startup(config: InferstackConfig) -> Iterator[Finding]:
@@ -537,3 +504,6 @@ RULES = (
     Rule(id=STARTUP, title="Startup probe covers the model load", check=check_startup),
     Rule(id=NEURON_STACK, title="Neuron workloads fit the pinned Neuron stack", check=check_neuron_stack),
 )
+
+
+register_viability_checks(check_tp_heads, check_neuron_cores, check_parallel_node, check_fit, check_scheduling)

@@ -378,3 +378,52 @@ def test_a_chart_pod_in_our_namespace_cut_off_by_default_deny_is_named():
         "Deployment/llm/db: Service db port 5432 is denied",
     ]
     assert "no DNS" in checks.chart_pods_without_paths(_chart_pod("llm"), [DENY], ["llm"])[0]
+
+
+def test_wait_gcs_ready_carries_the_ray_containers_env_and_mounts():
+    """KubeRay v1.7.0 common/pod.go:606-642: the init container copies the Ray container's Env and VolumeMounts."""
+    service = _ray(auth=False)
+    worker_spec = service["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]["template"]["spec"]
+    worker_spec["containers"][0]["env"] = [{"name": "HOME", "value": "/home/ray-cache"}]
+    worker_spec["containers"][0]["volumeMounts"] = [{"name": "home", "mountPath": "/home/ray-cache"}]
+    _, worker = ray_pods([service])
+    (wait,) = worker["spec"]["initContainers"]
+    assert wait["env"] == [{"name": "HOME", "value": "/home/ray-cache"}]
+    assert wait["volumeMounts"] == [{"name": "home", "mountPath": "/home/ray-cache"}]
+
+
+def test_the_autoscaler_gets_only_its_options_env_and_mounts():
+    service = _ray(auth=False)
+    options = {"env": [{"name": "HOME", "value": "/h"}], "volumeMounts": [{"name": "home", "mountPath": "/h"}]}
+    service["spec"]["rayClusterConfig"]["autoscalerOptions"] = options
+    head, _ = ray_pods([service])
+    autoscaler = head["spec"]["containers"][1]
+    assert {"name": "HOME", "value": "/h"} in autoscaler["env"]
+    assert autoscaler["volumeMounts"] == [
+        {"name": "home", "mountPath": "/h"},
+        {"name": "ray-logs", "mountPath": "/tmp/ray"},
+    ]
+
+
+RAY_DLC = "public.ecr.aws/deep-learning-containers/ray:serve-llm-cuda-v1.0"  # uid 0, HOME /root
+
+
+def _container(**fields: Any) -> dict[str, Any]:
+    return _deployment(
+        "ray", {"securityContext": {"runAsUser": 1000}, "containers": [{"name": "c", "image": RAY_DLC, **fields}]}
+    )
+
+
+def test_a_non_root_container_with_a_volume_at_its_home_passes():
+    home = {"env": [{"name": "HOME", "value": "/home/ray"}], "volumeMounts": [{"name": "h", "mountPath": "/home/ray"}]}
+    assert checks.unwritable_homes([_container(**home)]) == []
+    assert checks.unwritable_homes([_container(volumeMounts=[{"name": "h", "mountPath": "/root"}])]) == []
+
+
+def test_a_non_root_container_in_the_images_root_home_is_named():
+    (problem,) = checks.unwritable_homes([_container()])
+    assert "runs as uid 1000 with HOME /root" in problem
+    (problem,) = checks.unwritable_homes([_container(env=[{"name": "HOME", "value": "/home/ray"}])])
+    assert "HOME /home/ray" in problem
+    read_only = [{"name": "h", "mountPath": "/root", "readOnly": True}]
+    assert checks.unwritable_homes([_container(volumeMounts=read_only)])

@@ -19,10 +19,30 @@ def _by_name(pods: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {p["metadata"]["name"]: p for p in pods}
 
 
+@pytest.fixture(scope="module")
+def nim_objects(nim_app) -> list[dict[str, Any]]:
+    return nim_app.kubernetes_objects()
+
+
+@pytest.fixture(scope="module")
+def dynamo_objects(dynamo_app) -> list[dict[str, Any]]:
+    return dynamo_app.kubernetes_objects()
+
+
+@pytest.fixture(scope="module")
+def dynamo_projected(dynamo_objects) -> dict[str, dict[str, Any]]:
+    return _by_name(list(dynamo_pods(dynamo_objects)))
+
+
+@pytest.fixture(scope="module")
+def aibrix_objects(aibrix_app) -> list[dict[str, Any]]:
+    return aibrix_app.kubernetes_objects()
+
+
 class TestNim:
-    @pytest.fixture(scope="class")
-    def objects(self, nim_app) -> list[dict[str, Any]]:
-        return nim_app.kubernetes_objects()
+    @pytest.fixture
+    def objects(self, nim_objects) -> list[dict[str, Any]]:
+        return nim_objects
 
     def test_the_operator_makes_a_deployment_pod_a_manifest_pod_and_a_job_pod(self, objects):
         assert sorted(_by_name(list(nim_pods(objects)))) == ["llama-70b-0", "llama-70b-job-0", "llama-70b-pod"]
@@ -58,13 +78,13 @@ class TestNim:
 
 
 class TestDynamo:
-    @pytest.fixture(scope="class")
-    def objects(self, dynamo_app) -> list[dict[str, Any]]:
-        return dynamo_app.kubernetes_objects()
+    @pytest.fixture
+    def objects(self, dynamo_objects) -> list[dict[str, Any]]:
+        return dynamo_objects
 
-    @pytest.fixture(scope="class")
-    def pods(self, objects) -> dict[str, dict[str, Any]]:
-        return _by_name(list(dynamo_pods(objects)))
+    @pytest.fixture
+    def pods(self, dynamo_projected) -> dict[str, dict[str, Any]]:
+        return dynamo_projected
 
     def test_one_pod_per_component(self, pods):
         assert sorted(pods) == [
@@ -111,9 +131,9 @@ class TestDynamo:
 
 
 class TestAibrixLoadPath:
-    @pytest.fixture(scope="class")
-    def objects(self, aibrix_app) -> list[dict[str, Any]]:
-        return aibrix_app.kubernetes_objects()
+    @pytest.fixture
+    def objects(self, aibrix_objects) -> list[dict[str, Any]]:
+        return aibrix_objects
 
     def test_every_adapter_loads(self, objects):
         assert any(o["kind"] == "ModelAdapter" for o in objects)

@@ -136,3 +136,8 @@ def test_chart_pods_in_namespaces_we_own_have_their_paths(any_app):
     view = cluster_view(any_app)
     owned = namespaces_to_create(any_app.config)
     assert checks.chart_pods_without_paths(view.charts, view.ours, owned) == []
+
+
+def test_non_root_containers_have_a_writable_home(any_app):
+    """Image facts: a container of a catalogued image running as a non-root user gets a HOME it can write."""
+    assert checks.unwritable_homes(cluster_view(any_app).everything) == []

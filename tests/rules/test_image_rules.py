@@ -79,3 +79,26 @@ class TestMultinodeFlags:
         data["workloads"][0].setdefault("engine", {})["image"] = "vllm/vllm-openai:v0.8.5"
         (finding,) = images.check_multinode_flags(parse_config(data))
         assert "0.8.5" in finding.message and "--nnodes" in finding.message
+
+
+def _multinode_efa(image: str) -> dict:
+    data = _example("vllm-multinode-lws-p5")
+    data["workloads"][0].setdefault("engine", {})["image"] = image
+    return data
+
+
+def test_nccl_over_efa_needs_aws_ofi_nccl_as_well_as_libfabric(monkeypatch):
+    """MULTINODE-EFA-IMAGE reads the image's facts: libfabric without the aws-ofi-nccl plugin still leaves NCCL on
+    TCP sockets."""
+    import dataclasses
+
+    from inferstack.rules import multinode
+
+    custom = "registry.example.com/vllm-efa:0.31.0"
+    facts = dataclasses.replace(IMAGE_FACTS["vllm-gpu"], uri=custom, aws_ofi_nccl=False)
+    monkeypatch.setattr(multinode, "image_facts", lambda image: facts if image == custom else image_facts(image))
+    (finding,) = list(multinode.check_efa_image(parse_config(_multinode_efa(custom))))
+    assert "has no aws-ofi-nccl" in finding.message and "libfabric" not in finding.message.split(":")[0]
+    full = dataclasses.replace(facts, aws_ofi_nccl=True)
+    monkeypatch.setattr(multinode, "image_facts", lambda image: full if image == custom else image_facts(image))
+    assert list(multinode.check_efa_image(parse_config(_multinode_efa(custom)))) == []

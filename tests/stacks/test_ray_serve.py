@@ -129,6 +129,17 @@ class TestPrefillDecode:
         pool = ray_pd_app.config.pool("p5-efa")
         assert pool.availability_zone == 0  # one pool, pinned to one zone: prefill and decode share it
 
+    def test_the_autoscaler_gets_the_ray_containers_home(self, ray_pd_app):
+        """KubeRay builds the autoscaler sidecar from autoscalerOptions alone (common/pod.go:935-1034 at v1.7.0): the
+        DLC's HOME (/root) is not uid 1000's, so the emptyDir HOME of the Ray container is given to it too."""
+        cluster = ray_service(ray_pd_app)["spec"]["rayClusterConfig"]
+        home = next(
+            e["value"] for e in ray_container(cluster["headGroupSpec"]["template"])["env"] if e["name"] == "HOME"
+        )
+        options = cluster["autoscalerOptions"]
+        assert {"name": "HOME", "value": home} in options["env"]
+        assert {"name": "home", "mountPath": home} in options["volumeMounts"]
+
     def test_only_the_autoscaler_sees_the_api_token(self, ray_pd_app):
         """The Ray autoscaler needs the service-account token (KubeRay mounts none and the pods do not automount);
         the Ray container does not get it."""
@@ -137,7 +148,7 @@ class TestPrefillDecode:
         (volume,) = [v for v in head["spec"]["volumes"] if v["name"] == "autoscaler-token"]
         kinds = {next(iter(source)) for source in volume["projected"]["sources"]}
         assert kinds == {"serviceAccountToken", "configMap", "downwardAPI"}
-        (mount,) = cluster["autoscalerOptions"]["volumeMounts"]
+        (mount,) = [m for m in cluster["autoscalerOptions"]["volumeMounts"] if m["name"] == "autoscaler-token"]
         assert mount == {
             "name": "autoscaler-token",
             "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
