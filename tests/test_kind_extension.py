@@ -14,9 +14,9 @@ from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config import ConfigError, InferstackConfig, parse_config
 from inferstack.config.kinds import WorkloadKind, register_kind, unregister_kind
 from inferstack.config.workloads import SingleModelWorkload, WorkloadBase
-from inferstack.constructs.checks.pod_security import Level, check_manifests
-from inferstack.constructs.checks.references import External, check_references
 from inferstack.constructs.pod import QueueMetric, ServingPodProps, ServingWorkload
+from inferstack.gates.pod_security import Level, check_manifests
+from inferstack.gates.references import External, check_references
 from inferstack.plan import ResolvedPlatform, ResolvedPool, ResolvedWorkload, resolve, server_role, workload_plan
 from inferstack.plan.runtime_paths import RuntimePaths
 from inferstack.rules import Finding, Rule, evaluate

@@ -26,7 +26,7 @@ from constructs import Construct
 
 from inferstack.catalog.metrics import GPU_SERIES, EngineMetrics
 from inferstack.constructs import validation as check
-from inferstack.constructs.checks.promql import metric_names
+from inferstack.constructs.promql import metric_names
 
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 _DURATION = re.compile(r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$")

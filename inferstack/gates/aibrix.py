@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from inferstack.constructs.checks.pods import all_pod_templates
+from inferstack.gates.pods import all_pod_templates
 
 ENGINE_PORT = 8000
 WATCH_LABELS = ("model.aibrix.ai/name", "adapter.model.aibrix.ai/enabled")

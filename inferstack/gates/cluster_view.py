@@ -24,8 +24,8 @@ from typing import Any
 
 from inferstack.catalog.images import image_facts
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
-from inferstack.constructs.checks.network import Address, Pod, connection_allowed
-from inferstack.constructs.checks.pods import PodTemplate, all_pod_templates
+from inferstack.gates.network import Address, Pod, connection_allowed
+from inferstack.gates.pods import PodTemplate, all_pod_templates
 
 Objects = Sequence[Mapping[str, Any]]
 
@@ -259,7 +259,7 @@ def unresolvable_alert_jobs(objects: Objects) -> list[str]:
 def requests_over_limits(objects: Objects) -> list[str]:
     """A container whose request exceeds its limit is refused by the API server (``Invalid value: must be less
     than or equal to … limit``; k8s.io/kubernetes ``pkg/apis/core/validation`` ValidateResourceRequirements)."""
-    from inferstack.constructs.checks.references import parse_quantity
+    from inferstack.gates.references import parse_quantity
 
     findings: list[str] = []
     for template in all_pod_templates(list(objects)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from inferstack.constructs.checks.pods import all_pod_templates
+from inferstack.gates.pods import all_pod_templates
 
 ATOMIC_WRITER_VOLUMES = ("configMap", "secret", "projected", "downwardAPI")
 #: The entries the atomic writer adds at the top of every such volume (the timestamp is the write's).

@@ -5,9 +5,9 @@ from __future__ import annotations
 import cdk8s
 import pytest
 
-from inferstack.constructs.checks.network import Address, Pod, connection_allowed
 from inferstack.constructs.network_policy import NetworkPolicy, NetworkPolicyProps, PolicyPeer
 from inferstack.constructs.validation import PropError
+from inferstack.gates.network import Address, Pod, connection_allowed
 
 
 def render(props: NetworkPolicyProps) -> list[dict]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from inferstack.constructs.checks.pod_security import (
+from inferstack.gates.pod_security import (
     ENFORCE_LABEL,
     Level,
     PodSecurityFinding,
@@ -18,7 +18,7 @@ from inferstack.constructs.checks.pod_security import (
     checks_for,
     namespace_levels,
 )
-from inferstack.constructs.checks.pods import pod_templates
+from inferstack.gates.pods import pod_templates
 
 SPEC = "spec.template.spec"
 C0 = f"{SPEC}.containers[0]"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from inferstack.constructs.checks.references import (
+from inferstack.gates.references import (
     External,
     ReferenceFinding,
     check_references,

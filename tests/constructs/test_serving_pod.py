@@ -6,11 +6,11 @@ from __future__ import annotations
 import cdk8s
 import pytest
 
-from inferstack.constructs.checks.pod_security import Level, check_manifests
-from inferstack.constructs.checks.references import External, check_references
 from inferstack.constructs.pod import Autoscaling, QueueMetric, ServingPodProps, ServingWorkload
 from inferstack.constructs.pod import validate as pod_validate
 from inferstack.constructs.validation import PropError
+from inferstack.gates.pod_security import Level, check_manifests
+from inferstack.gates.references import External, check_references
 
 TOY = ServingPodProps(
     name="toy",

@@ -8,10 +8,10 @@ import kubernetes_validate
 import yaml
 
 from inferstack.catalog.crds import is_custom_resource, validate_custom_resource
-from inferstack.constructs.checks.references import External, check_references
 from inferstack.constructs.model_source import ModelSourceProps, SourceKind, model_loading
 from inferstack.constructs.vllm import EngineArgs, VllmServer, VllmServerProps
 from inferstack.constructs.volumes import S3ModelVolume, S3ModelVolumeProps
+from inferstack.gates.references import External, check_references
 
 
 def test_vllm_server_in_a_plain_cdk8s_app_exports_valid_yaml():

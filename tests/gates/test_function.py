@@ -15,9 +15,9 @@ from inferstack.catalog.engine_flags import vllm_flags
 from inferstack.catalog.kubernetes import OPERATOR_NAMESPACES
 from inferstack.catalog.versions import ENGINE_IMAGES, ENGINE_VLLM_VERSIONS
 from inferstack.config import InferstackConfig
-from inferstack.constructs.checks.pod_security import Level, check_manifests, namespace_levels
-from inferstack.constructs.checks.pods import all_pod_templates
-from inferstack.constructs.checks.references import External, check_references
+from inferstack.gates.pod_security import Level, check_manifests, namespace_levels
+from inferstack.gates.pods import all_pod_templates
+from inferstack.gates.references import External, check_references
 from inferstack.plan import resolve
 
 #: Flag list used for an engine release inferstack carries none of (the Neuron DLC's vLLM 0.16): the nearest

@@ -5,8 +5,8 @@ controller makes, inferstack/gates/lws.py), a Ray worker reaches the head's GCS 
 
 from __future__ import annotations
 
-from inferstack.constructs.checks.network import Pod, connection_allowed
 from inferstack.gates.lws import lws_pods
+from inferstack.gates.network import Pod, connection_allowed
 from inferstack.gates.projections import ray_pods
 
 

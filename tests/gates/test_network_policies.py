@@ -1,6 +1,6 @@
 """GATE: the NetworkPolicies every synthesized app applies admit the app's own paths and nothing else — evaluated
 over the real manifests (policies and pod templates) with the small evaluator in
-``inferstack.constructs.checks.network``.
+``inferstack.gates.network``.
 
 Pods come from the synthesized pod templates and, for the NIM operator (which makes its pods from a NIMService and a
 NIMCache without a template of ours), from its projection (:mod:`inferstack.gates.nim`). The operators' own calls
@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from inferstack.constructs.checks.network import Address, Pod, connection_allowed
-from inferstack.constructs.checks.pods import all_pod_templates
-from inferstack.constructs.checks.references import selector_matches
+from inferstack.gates.network import Address, Pod, connection_allowed
 from inferstack.gates.nim import nim_pods
 from inferstack.gates.operator_calls import operator_calls
+from inferstack.gates.pods import all_pod_templates
 from inferstack.gates.projections import projected_pods
+from inferstack.gates.references import selector_matches
 from inferstack.plan import resolve
 from inferstack.plan.endpoints import NoEndpointError, endpoint_of
 from inferstack.plan.names import namespaces_to_create

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from inferstack.catalog.metrics import DCGM, GPU_SERIES, KIND_METRICS, NIM, RAY_VLLM, VLLM
-from inferstack.constructs.checks.pods import all_pod_templates
-from inferstack.constructs.checks.promql import metric_names
 from inferstack.constructs.monitoring import POD_TARGET_LABELS
 from inferstack.constructs.observability import WORKLOAD_VARIABLE
+from inferstack.constructs.promql import metric_names
+from inferstack.gates.pods import all_pod_templates
 from inferstack.plan import resolve
 
 ENGINE_OF_DASHBOARD = {"vllm": VLLM, "ray-serve-llm": RAY_VLLM, "nim": NIM, "gpus": DCGM}

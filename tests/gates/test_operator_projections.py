@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from inferstack.constructs.checks.pod_security import Level, check_manifests, namespace_levels
-from inferstack.constructs.checks.references import selector_matches
 from inferstack.gates.aibrix import adapter_load_problems
 from inferstack.gates.dynamo import WORKER_HASH, dynamo_pods
 from inferstack.gates.nim import nim_claims, nim_pods
+from inferstack.gates.pod_security import Level, check_manifests, namespace_levels
+from inferstack.gates.references import selector_matches
 
 
 def _by_name(pods: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from inferstack.constructs.checks.pod_security import check_manifests, namespace_levels
 from inferstack.gates import cluster_view as checks
 from inferstack.gates.helm import helm_version
 from inferstack.gates.kubelet import triton_scans_kubelet_entries
+from inferstack.gates.pod_security import check_manifests, namespace_levels
 from inferstack.gates.releases import UNVENDORED
 from inferstack.plan.names import namespaces_to_create
 from tests.gates.cluster_view import CHARTS_SRC, NO_CHARTS, cluster_view

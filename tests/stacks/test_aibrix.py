@@ -12,7 +12,7 @@ from inferstack.catalog.engine_flags import vllm_flags
 from inferstack.catalog.versions import ENGINE_VLLM_VERSIONS
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, load_config, parse_config
-from inferstack.constructs.checks.references import selector_matches
+from inferstack.gates.references import selector_matches
 from inferstack.stacks.workloads import render_workloads
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aibrix-lora.yaml"

@@ -7,7 +7,7 @@ import pytest
 
 from inferstack import cli
 from inferstack.constructs import bench as bench_construct
-from inferstack.constructs.checks.network import Address, Pod, connection_allowed
+from inferstack.gates.network import Address, Pod, connection_allowed
 from inferstack.plan import bench as bench_plan
 
 EXPECTED_ARGS = [

@@ -9,7 +9,7 @@ import yaml
 from inferstack.catalog.kubernetes import LWS_NAMESPACE
 from inferstack.config import parse_config
 from inferstack.config.edit import with_changes
-from inferstack.constructs.checks.references import selector_matches
+from inferstack.gates.references import selector_matches
 from inferstack.plan import resolve
 from inferstack.rules import evaluate
 from tests.synth import ROOT
