@@ -39,22 +39,54 @@ PROMETHEUS_NAMESPACE = "monitoring"
 PROMETHEUS_URL = f"http://kube-prometheus-stack-prometheus.{PROMETHEUS_NAMESPACE}.svc:9090"
 #: Namespace of the LeaderWorkerSet controller (the chart's webhook service lives there; lws docs install into it).
 LWS_NAMESPACE = "lws-system"
-#: Namespaces inferstack's own Helm releases and operators live in: never a workload namespace (a workload there
-#: would relabel them for Pod Security and break the operator's privileged node agents).
-OPERATOR_NAMESPACES = frozenset(
-    {
-        PROMETHEUS_NAMESPACE,
-        "keda",
-        "gpu-operator",
-        NEURON_HEALTHCHECK_NAMESPACE,
-        LWS_NAMESPACE,
-        "kuberay-system",
-        "nim-operator",
-        "dynamo-system",
-        "kserve",
-        "cert-manager",
-    }
-)
+#: Namespace of inferstack's Fluent Bit DaemonSet (privileged: it reads the nodes' logs).
+LOGGING_NAMESPACE = "logging"
+#: Knative Serving (KServe's serverless mode) and the gateways of its networking layers (net-kourier, net-istio
+#: default installs), installed by you (``cluster.knative_serving``).
+KNATIVE_NAMESPACE = "knative-serving"
+KNATIVE_GATEWAY_NAMESPACES = {"kourier": "kourier-system", "istio": "istio-system"}
+#: AIBrix's control plane (v0.7.0 release manifests: its controller and gateway plugins) and the Envoy Gateway
+#: that runs its proxies, installed by you (``cluster.aibrix``).
+AIBRIX_CONTROLLER_NAMESPACE, AIBRIX_GATEWAY_NAMESPACE = "aibrix-system", "envoy-gateway-system"
+
+#: Namespace → what lives there: every namespace the platform, an operator inferstack installs, or a control plane
+#: a kind relies on uses. Never a workload namespace: a workload there would relabel it for Pod Security (breaking
+#: privileged agents such as Fluent Bit) and put default-deny NetworkPolicies over its pods. Extended with
+#: :func:`register_platform_namespace` (an operator registered by a library user).
+PLATFORM_NAMESPACES: dict[str, str] = {
+    PROMETHEUS_NAMESPACE: "kube-prometheus-stack (installed by inferstack)",
+    "keda": "KEDA (installed by inferstack)",
+    "gpu-operator": "the NVIDIA GPU operator (installed by inferstack)",
+    NEURON_HEALTHCHECK_NAMESPACE: "the Neuron node health checks (installed by inferstack)",
+    LWS_NAMESPACE: "the LeaderWorkerSet controller (installed by inferstack)",
+    "kuberay-system": "the KubeRay operator (installed by inferstack)",
+    "nim-operator": "the NIM operator (installed by inferstack)",
+    "dynamo-system": "the Dynamo platform (installed by inferstack)",
+    "kserve": "the KServe controller (installed by inferstack)",
+    "cert-manager": "cert-manager (the EKS add-on inferstack installs for KServe)",
+    LOGGING_NAMESPACE: "Fluent Bit (installed by inferstack; privileged)",
+    KNATIVE_NAMESPACE: "Knative Serving (KServe's serverless mode)",
+    **{ns: f"the {layer} gateway of Knative Serving" for layer, ns in KNATIVE_GATEWAY_NAMESPACES.items()},
+    AIBRIX_CONTROLLER_NAMESPACE: "AIBrix's control plane",
+    AIBRIX_GATEWAY_NAMESPACE: "the Envoy Gateway that runs AIBrix's proxies",
+}
+
+
+def register_platform_namespace(namespace: str, owner: str) -> None:
+    """Reserve ``namespace`` for ``owner`` (e.g. an operator a library user adds to the platform)."""
+    PLATFORM_NAMESPACES[namespace] = owner
+
+
+def unregister_platform_namespace(namespace: str) -> None:
+    """Release a namespace reserved with :func:`register_platform_namespace`."""
+    PLATFORM_NAMESPACES.pop(namespace, None)
+
+
+def operator_namespaces() -> frozenset[str]:
+    """Every reserved platform namespace (:data:`PLATFORM_NAMESPACES`)."""
+    return frozenset(PLATFORM_NAMESPACES)
+
+
 #: Operators a workload kind may need (the kind registry names them; the workloads stack installs each with Helm):
 #: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet, KubeRay (RayService), the NIM operator
 #: (NIMCache, NIMService), the Dynamo operator (DynamoGraphDeployment), KServe (InferenceService) and the

@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
-from inferstack.catalog.kubernetes import OPERATOR_NAMESPACES
+from inferstack.catalog.kubernetes import PLATFORM_NAMESPACES
 from inferstack.catalog.versions import (
     CORE_ADDONS,
     DEFAULT_KUBERNETES_VERSION,
@@ -594,11 +594,13 @@ class InferstackConfig(StrictModel):
                     "aws-node, kube-proxy and the other system pods; use a namespace of your own (e.g. inference)",
                     {"ns": workload.namespace, "field": f"workloads[{index}].namespace"},
                 )
-            if workload.namespace in OPERATOR_NAMESPACES:
+            owner = PLATFORM_NAMESPACES.get(workload.namespace)
+            if owner is not None:
                 raise PydanticCustomError(
                     "operator_namespace",
-                    "'{ns}' belongs to an operator inferstack installs — use a namespace of your own (e.g. inference)",
-                    {"ns": workload.namespace, "field": f"workloads[{index}].namespace"},
+                    "'{ns}' belongs to {owner}: a workload there would relabel it for Pod Security and put "
+                    "default-deny NetworkPolicies over its pods — use a namespace of your own (e.g. inference)",
+                    {"ns": workload.namespace, "owner": owner, "field": f"workloads[{index}].namespace"},
                 )
             key = (workload.namespace, workload.name)
             if key in names:

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
+from inferstack.catalog.kubernetes import LOGGING_NAMESPACE
 from inferstack.constructs import validation as check
 
-NAMESPACE = "logging"
+NAMESPACE = LOGGING_NAMESPACE
 NAME = "fluent-bit"
 CONFIG = """[SERVICE]
     Flush             5

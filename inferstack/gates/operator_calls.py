@@ -20,9 +20,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inferstack.catalog.kubernetes import AIBRIX_CONTROLLER_NAMESPACE as AIBRIX_NAMESPACE
 from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE, NIM_NAMESPACE
 
-AIBRIX_NAMESPACE = "aibrix-system"
 AIBRIX_ENGINE_PORT = 8000
 RAY_DASHBOARD, RAY_SERVE = 8265, 8000
 

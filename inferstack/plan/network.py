@@ -24,14 +24,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.catalog.kubernetes import PROMETHEUS_NAMESPACE
+from inferstack.catalog.kubernetes import KNATIVE_GATEWAY_NAMESPACES, KNATIVE_NAMESPACE, PROMETHEUS_NAMESPACE
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.litellm import DatabaseMode, LiteLLMWorkloadConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.plan import ResolvedPlatform, ResolvedWorkload, resolve
 from inferstack.plan.bench import bench_pods
 from inferstack.plan.names import namespaces_to_create
-from inferstack.plan.runtime_paths import KNATIVE_GATEWAY_NAMESPACES, KNATIVE_NAMESPACE, RuntimePaths
+from inferstack.plan.runtime_paths import RuntimePaths
 
 NAME_LABEL = "app.kubernetes.io/name"
 #: Labels of the one-off Jobs next to a workload (model sync, Neuron compile): they fetch and write the bucket.

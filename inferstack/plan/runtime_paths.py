@@ -24,7 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE, NIM_NAMESPACE
+from inferstack.catalog.kubernetes import (
+    AIBRIX_CONTROLLER_NAMESPACE,
+    AIBRIX_GATEWAY_NAMESPACE,
+    KNATIVE_GATEWAY_NAMESPACES,
+    KNATIVE_NAMESPACE,
+    KUBERAY_NAMESPACE,
+    NIM_NAMESPACE,
+)
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.workloads import ModelSourceType, VllmWorkloadConfig
 from inferstack.plan import ResolvedPlatform, ResolvedWorkload
@@ -35,14 +42,8 @@ RAY_SERVE, RAY_DASHBOARD, RAY_METRICS = 8000, 8265, 8080
 #: Ports of a Ray cluster's control plane that only its own pods (and KubeRay, for the dashboard) may reach.
 RAY_INTERNAL = (6379, 8265, 10001, 52365)
 KNATIVE_QUEUE, KNATIVE_AUTOSCALER_METRICS = 8012, 9090
-KNATIVE_NAMESPACE = "knative-serving"
 KSERVE_PORT = 8080
-AIBRIX_CONTROLLER_NAMESPACE, AIBRIX_GATEWAY_NAMESPACE = "aibrix-system", "envoy-gateway-system"
 HTTPS = 443
-#: Where each Knative networking layer's gateway runs: callers of a Knative predictor reach it through the gateway
-#: (``<name>-predictor`` is an ExternalName for kourier-internal / knative-local-gateway), which then calls the
-#: activator or the pods (net-kourier and net-istio default installs).
-KNATIVE_GATEWAY_NAMESPACES = {"kourier": "kourier-system", "istio": "istio-system"}
 
 
 @dataclass(frozen=True)

@@ -56,9 +56,58 @@ def test_an_fsx_path_is_a_path(path):
     assert text.startswith("storage.fsx.file_system_path:")
 
 
-@pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "monitoring"])
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        "kube-system",
+        "kube-public",
+        "kube-node-lease",
+        "monitoring",
+        # Fluent Bit's privileged namespace, Knative's, its gateways', AIBrix's and its Envoy Gateway's (issue 24 §2)
+        "logging",
+        "knative-serving",
+        "kourier-system",
+        "istio-system",
+        "aibrix-system",
+        "envoy-gateway-system",
+    ],
+)
 def test_system_and_operator_namespaces_are_refused(namespace):
     assert problem(workload(namespace=namespace)).startswith("workloads[0].namespace:")
+
+
+def test_a_namespace_registered_for_an_operator_is_refused_with_its_owner():
+    """The reserved set is the registry's (catalog PLATFORM_NAMESPACES), so an operator a library user registers
+    reserves its namespace too."""
+    from inferstack.catalog.kubernetes import register_platform_namespace, unregister_platform_namespace
+
+    parse_config(workload(namespace="acme-system"))
+    register_platform_namespace("acme-system", "the Acme operator")
+    try:
+        text = problem(workload(namespace="acme-system"))
+        assert text.startswith("workloads[0].namespace: 'acme-system' belongs to the Acme operator")
+    finally:
+        unregister_platform_namespace("acme-system")
+    parse_config(workload(namespace="acme-system"))
+
+
+def test_every_namespace_the_platform_installs_into_is_reserved(default_app, kserve_app, aibrix_app):
+    """Independently of the registry: every namespace a synthesized app's Helm releases and manifests install into,
+    other than the workloads', is reserved."""
+    from inferstack.catalog.kubernetes import operator_namespaces
+    from inferstack.cli import HELM_TYPE
+
+    for app in (default_app, kserve_app, aibrix_app):
+        workloads = {w.namespace for w in app.config.workloads}
+        used = {o["metadata"].get("namespace") for o in app.kubernetes_objects() if o.get("metadata")}
+        used |= {
+            r["Properties"].get("Namespace")
+            for t in app.templates.values()
+            for r in t.get("Resources", {}).values()
+            if r.get("Type") == HELM_TYPE
+        }
+        platform = {ns for ns in used if ns and ns not in workloads and ns not in ("default", "kube-system")}
+        assert platform <= operator_namespaces(), sorted(platform - operator_namespaces())
 
 
 def test_flags_a_typed_field_owns_are_refused():

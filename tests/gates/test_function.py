@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 from inferstack.catalog.engine_flags import vllm_flags
-from inferstack.catalog.kubernetes import OPERATOR_NAMESPACES
+from inferstack.catalog.kubernetes import operator_namespaces
 from inferstack.catalog.versions import ENGINE_IMAGES, ENGINE_VLLM_VERSIONS
 from inferstack.config import InferstackConfig
 from inferstack.gates.pod_security import Level, check_manifests, namespace_levels
@@ -32,7 +32,7 @@ def external(config: InferstackConfig) -> External:
     secrets = {(w.namespace, name) for w in config.workloads for name in w.referenced_secrets}
     return External(
         # operator namespaces are created by their Helm releases (create_namespace), which the manifests wait for
-        namespaces=External().namespaces | config.cluster.preexisting_namespaces | OPERATOR_NAMESPACES,
+        namespaces=External().namespaces | config.cluster.preexisting_namespaces | operator_namespaces(),
         secrets=frozenset(secrets),
     )
 
@@ -81,7 +81,7 @@ def test_gate_catches_a_missing_priority_class(default_app):
 
 def test_gate_catches_an_undeclared_secret(neuron_vllm_app):
     config = neuron_vllm_app.config
-    bare = External(namespaces=External().namespaces | config.cluster.preexisting_namespaces | OPERATOR_NAMESPACES)
+    bare = External(namespaces=External().namespaces | config.cluster.preexisting_namespaces | operator_namespaces())
     problems = [str(f) for f in check_references(neuron_vllm_app.kubernetes_objects(), bare)]
     assert problems and all("hf-token" in p for p in problems)
 
