@@ -69,12 +69,22 @@ class LiteLLMBackend(StrictModel):
     """Requests per minute this backend takes (LiteLLM's ``litellm_params.rpm``). Default: unlimited."""
     tpm: int | None = Field(default=None, ge=1)
     """Tokens per minute. Default: unlimited."""
+    direct_clients: bool = False
+    """Let clients call the workload directly too, beside the gateway: they then bypass the gateway's master key,
+    virtual keys and rate limits. Default False: the workload's NetworkPolicy admits only the gateway (and
+    Prometheus, its benchmark and the operators' calls), whatever ``network_policies.client_namespaces`` says."""
 
     @model_validator(mode="after")
     def _one(self) -> LiteLLMBackend:
         if (self.workload is None) == (self.provider is None):
             raise PydanticCustomError(
                 "litellm_backend", "a backend is a workload or a provider — set exactly one", {"field": "workload"}
+            )
+        if self.provider is not None and self.direct_clients:
+            raise PydanticCustomError(
+                "litellm_direct_clients",
+                "direct_clients is about a workload of this config's NetworkPolicy — remove it from a provider",
+                {"field": "direct_clients"},
             )
         return self
 

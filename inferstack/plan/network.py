@@ -100,9 +100,12 @@ def runtime_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Run
     return load(KINDS[workload.kind].paths)(platform, workload)
 
 
-def _clients(config: InferstackConfig, workload: ResolvedWorkload, paths: RuntimePaths) -> Iterator[Peer]:
-    """Client namespaces on the serving ports (when clients connect to the pods), then the operators' calls."""
-    if paths.direct_clients:
+def _clients(
+    config: InferstackConfig, workload: ResolvedWorkload, paths: RuntimePaths, behind_gateway: bool = False
+) -> Iterator[Peer]:
+    """Client namespaces on the serving ports (when clients connect to the pods and the workload is not only
+    reachable through a LiteLLM gateway), then the operators' calls."""
+    if paths.direct_clients and not behind_gateway:
         if config.network_policies.namespace_clients:
             yield Peer(namespace=workload.namespace, ports=paths.serving)
         for namespace in config.network_policies.client_namespaces:
@@ -146,6 +149,22 @@ def _gateways(platform: ResolvedPlatform) -> dict[tuple[str, str], list[Resolved
     return routed
 
 
+def _only_through_gateways(workload: ResolvedWorkload, gateways: list[ResolvedWorkload]) -> bool:
+    """A workload some LiteLLM gateway routes to is reached through it only — clients calling it directly would skip
+    the gateway's keys and limits — unless a backend entry naming it sets ``direct_clients``."""
+    if not gateways:
+        return False
+    for gateway in gateways:
+        config = gateway.config
+        assert isinstance(config, LiteLLMWorkloadConfig)
+        for route in config.routes:
+            for backend in route.backends:
+                names = backend.workload == workload.name and backend.namespace in (None, workload.namespace)
+                if names and backend.direct_clients:
+                    return False
+    return True
+
+
 def _backends(platform: ResolvedPlatform, gateway: ResolvedWorkload) -> list[ResolvedWorkload]:
     config = gateway.config
     assert isinstance(config, LiteLLMWorkloadConfig)
@@ -166,7 +185,7 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
     paths = runtime_paths(platform, workload)
     own = workload_pods(workload)
     group = [] if paths.group == () else [Peer(namespace=workload.namespace, pods=own, ports=paths.group or ())]
-    ingress = [*group, *_clients(config, workload, paths)]
+    ingress = [*group, *_clients(config, workload, paths, behind_gateway=_only_through_gateways(workload, gateways))]
     ingress += [Peer(namespace=g.namespace, pods=workload_pods(g), ports=paths.serving) for g in gateways]
     if workload.config.monitoring and paths.metrics:
         ingress.append(Peer(namespace=PROMETHEUS_NAMESPACE, pods=PROMETHEUS_POD, ports=paths.metrics))

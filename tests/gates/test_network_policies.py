@@ -95,6 +95,7 @@ def test_app_paths_are_admitted(any_app):
     platform = resolve(any_app.config)
     pods = pods_by_workload(objects)
     owned = _owned(any_app)
+    behind_gateway = _behind_gateways(any_app.config)
     for workload in platform.workloads:
         if workload.namespace not in owned:
             continue
@@ -109,7 +110,10 @@ def test_app_paths_are_admitted(any_app):
             for port in _scraped_ports(objects, workload) | set(paths.metrics):
                 assert all(connection_allowed(objects, PROMETHEUS, pod, port) for pod in mine), (workload.name, port)
         client = Pod(workload.namespace, {"app": "client"})
-        if paths.direct_clients:
+        if (workload.namespace, workload.name) in behind_gateway:
+            for port in paths.serving:  # the gateway's keys and limits cannot be bypassed (issue 24 §1)
+                assert not any(connection_allowed(objects, client, pod, port) for pod in mine), (workload.name, port)
+        elif paths.direct_clients:
             for port in paths.serving:
                 assert all(connection_allowed(objects, client, pod, port) for pod in mine), f"{workload.name}: clients"
             # independently of the declarations: the port behind the workload's own endpoint Service
@@ -132,6 +136,49 @@ def test_app_paths_are_admitted(any_app):
     for job in batch_pods(objects):
         assert connection_allowed(objects, job, S3, 443)
         assert connection_allowed(objects, job, POD_IDENTITY, 80)
+
+
+def _behind_gateways(config) -> set[tuple[str, str]]:
+    """(namespace, name) of the workloads a LiteLLM gateway routes to without ``direct_clients``, read from the
+    config (not from the policy generator)."""
+    found: dict[tuple[str, str], bool] = {}
+    for gateway in config.workloads:
+        for route in getattr(gateway, "routes", ()):
+            for backend in route.backends:
+                if backend.workload is None:
+                    continue
+                for target in config.workloads:
+                    if target.name == backend.workload and backend.namespace in (None, target.namespace):
+                        key = (target.namespace, target.name)
+                        found[key] = found.get(key, False) or backend.direct_clients
+    return {key for key, direct in found.items() if not direct}
+
+
+def test_a_backend_behind_a_gateway_is_reached_only_through_it():
+    """A LiteLLM backend admits the gateway, not the clients the gateway serves (they would skip its master key,
+    virtual keys and rpm limits) — unless its backend entry sets direct_clients."""
+    import cdk8s
+
+    from inferstack.charts.network_policies import NetworkPoliciesChart
+    from inferstack.config import InferstackConfig
+    from inferstack.config.loader import load_config
+    from inferstack.plan.network import network_flows
+
+    data = load_config("examples/litellm-gateway.yaml").model_dump(by_alias=True, exclude_unset=True)
+    data["network_policies"] = {"client_namespaces": ["apps"]}
+    proxy = Pod("gateway", {"app.kubernetes.io/name": "llm-gateway"})
+    neighbour, app = Pod("gateway", {"app": "x"}), Pod("apps", {"app": "x"})
+    vllm, sglang = (Pod("gateway", {"app.kubernetes.io/name": n}) for n in ("qwen-vllm", "qwen-sglang"))
+    objects = NetworkPoliciesChart(cdk8s.App(), "np", network_flows(InferstackConfig.model_validate(data))).to_json()
+    for backend, port in ((vllm, 8000), (sglang, 30000)):
+        assert connection_allowed(objects, proxy, backend, port)
+        assert not connection_allowed(objects, neighbour, backend, port)
+        assert not connection_allowed(objects, app, backend, port)
+    assert connection_allowed(objects, app, proxy, 4000)  # the gateway itself serves its clients
+    data["workloads"][2]["routes"][0]["backends"][0]["direct_clients"] = True
+    objects = NetworkPoliciesChart(cdk8s.App(), "np", network_flows(InferstackConfig.model_validate(data))).to_json()
+    assert connection_allowed(objects, app, vllm, 8000) and connection_allowed(objects, neighbour, vllm, 8000)
+    assert not connection_allowed(objects, app, sglang, 30000)
 
 
 def _endpoint_target_port(objects: list[dict[str, Any]], workload) -> int | None:

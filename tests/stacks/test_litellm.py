@@ -138,6 +138,23 @@ def test_hpa_on_cpu_with_metrics_server(gateway_app):
             "routes[0].backends[0].provider.model",
             "<provider>/<model>",
         ),
+        (
+            {
+                "routes": [
+                    {
+                        "name": "a",
+                        "backends": [
+                            {
+                                "provider": {"model": "openai/gpt-4o", "api_key_secret": {"name": "k"}},
+                                "direct_clients": True,
+                            }
+                        ],
+                    }
+                ]
+            },
+            "routes[0].backends[0].direct_clients",
+            "remove it from a provider",
+        ),
     ],
 )
 def test_bad_gateway_fields_are_named(change, path, words):
