@@ -625,21 +625,26 @@ class InferstackConfig(StrictModel):
                     },
                 )
             joins[joined] = f"{key[0]}/{key[1]}"
-            for account in (workload.service_account or workload.name, f"{workload.name}-model-sync"):
+            own = workload.service_account or workload.name
+            derived = [f"{workload.name}-model-sync", *([f"{workload.name}-bench"] if workload.bench else [])]
+            for account in (own, *derived):
                 owner = accounts.get((workload.namespace, account))
                 if owner is not None:
+                    explicit = account == own and workload.service_account is not None
                     raise PydanticCustomError(
                         "shared_service_account",
-                        "service account {ns}/{account} is also {owner}'s — each workload's account is bound to a role "
-                        "for its own model prefix; set service_account to one of its own",
+                        "service account {ns}/{account} is also {owner}'s — each account is bound to a role for "
+                        "its own workload and model prefix (a workload's, its model sync's, its benchmark's); "
+                        + ("set service_account to one of its own" if explicit else "rename one of the workloads"),
                         {
                             "ns": workload.namespace,
                             "account": account,
                             "owner": owner,
-                            "field": f"workloads[{index}].service_account",
+                            "field": f"workloads[{index}].{'service_account' if explicit else 'name'}",
                         },
                     )
-                accounts[(workload.namespace, account)] = workload.name
+                role = "" if account == own else f" ({account.removeprefix(workload.name + '-')})"
+                accounts[(workload.namespace, account)] = f"{workload.name}{role}"
         for index, workload in enumerate(self.workloads):
             bench = f"{workload.name}-bench"
             if workload.bench is not None and (workload.namespace, bench) in names:

@@ -214,7 +214,8 @@ class WorkloadBase(StrictModel):
     namespace: KubernetesName = "inference"
     """Default ``inference``."""
     service_account: KubernetesName | None = None
-    """Default: the workload name. Bound (Pod Identity) to a role that can only read this model's prefix."""
+    """Default: the workload name. Bound (Pod Identity) to a role that can only read this model's prefix. Not
+    ``default``: every pod of the namespace that names no account runs as it, so all of them would get that role."""
     pool: str
     """Node group or Karpenter pool (``compute``) the pods run on."""
     sync_model: bool = True
@@ -244,6 +245,18 @@ class WorkloadBase(StrictModel):
     replaces), then validated against the object's schema — an unknown field is an error. Keys are the object's
     ``Kind`` (e.g. ``Deployment``, ``Service``, ``LeaderWorkerSet``) or ``Kind/name`` when the workload renders
     several of that kind (its Jobs). Default none."""
+
+    @field_validator("service_account")
+    @classmethod
+    def _own_account(cls, value: str | None) -> str | None:
+        if value == "default":
+            raise PydanticCustomError(
+                "default_service_account",
+                "'default' is the account of every pod in the namespace that names none: its role (this model's "
+                "prefix) would go to all of them — leave service_account unset (the workload's name) or name one of "
+                "its own",
+            )
+        return value
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
         """Checks that need the platform (the pool's accelerator); raise ``PydanticCustomError`` with a ``field``

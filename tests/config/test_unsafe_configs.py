@@ -187,6 +187,31 @@ def test_workloads_do_not_share_a_service_account():
     assert text.startswith("workloads[1].service_account:") and "inference/a" in text
 
 
+@pytest.mark.parametrize("derived", ["a-bench", "a-model-sync"])
+def test_a_workload_may_not_run_as_another_workloads_derived_account(derived):
+    """Issue 24 §3: a's benchmark and model sync run as a-bench / a-model-sync, bound to their own roles (write to
+    its bench prefix, write to its model prefix); a workload choosing that name would get the role."""
+    qwen = {"pool": "gpu", "model": QWEN}
+    a = {"name": "a", **qwen, "bench": {}}
+    text = problem({"compute": POOLS, "workloads": [a, {"name": "b", "service_account": derived, **qwen}]})
+    assert text.startswith("workloads[1].service_account:") and f"inference/{derived} is also a (" in text
+    # the other order: the derived account clashes with the explicit one, and the rename is the fix
+    text = problem({"compute": POOLS, "workloads": [{"name": "b", "service_account": derived, **qwen}, a]})
+    assert text.startswith("workloads[1].name:") and "rename one of the workloads" in text
+
+
+def test_a_workloads_bench_account_needs_a_bench():
+    qwen = {"pool": "gpu", "model": QWEN}
+    parse_config(
+        {"compute": POOLS, "workloads": [{"name": "a", **qwen}, {"name": "b", "service_account": "a-bench", **qwen}]}
+    )
+
+
+def test_the_namespaces_default_account_is_refused():
+    text = problem(workload(service_account="default"))
+    assert text.startswith("workloads[0].service_account:") and "every pod in the namespace" in text
+
+
 def test_a_public_only_endpoint_with_an_allow_list_is_refused_before_synth():
     """aws_eks_v2 raises CannotRestricPublicAccessEndpoint at synth for it: check says so first."""
     text = problem({"cluster": {"endpoint_access": "public", "public_access_cidrs": ["203.0.113.0/24"]}})
