@@ -629,6 +629,11 @@ class InferstackConfig(StrictModel):
             derived = [f"{workload.name}-model-sync", *([f"{workload.name}-bench"] if workload.bench else [])]
             for account in (own, *derived):
                 owner = accounts.get((workload.namespace, account))
+                named_like_a_bench = (
+                    owner is not None and account.endswith("-bench") and account in (owner, workload.name)
+                )
+                if named_like_a_bench and workload.service_account is None:
+                    continue  # a workload named like a neighbour's benchmark: bench_name_taken below says so
                 if owner is not None:
                     explicit = account == own and workload.service_account is not None
                     raise PydanticCustomError(
