@@ -17,6 +17,7 @@ from constructs import Construct
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.stacks.helm import helm_chart
 from inferstack.stacks.nag import acknowledge, managed_policy
+from inferstack.stacks.pod_identity import CLUSTER_TAG, NAMESPACE_TAG, SERVICE_ACCOUNT_TAG
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
@@ -189,6 +190,19 @@ class Karpenter(Construct):
             name=SERVICE_ACCOUNT,
             namespace=NAMESPACE,
             identity_type=eks.IdentityType.POD_IDENTITY,
+        )
+        # aws-eks-v2 trusts Pod Identity for the role without conditions: narrow it to this association's session
+        # tags, as inferstack's own Pod Identity roles are (stacks/storage.pod_identity_role).
+        trust = self.service_account.role.node.default_child
+        trust.add_property_override(  # type: ignore[union-attr]
+            "AssumeRolePolicyDocument.Statement.0.Condition",
+            {
+                "StringEquals": {
+                    NAMESPACE_TAG: NAMESPACE,
+                    SERVICE_ACCOUNT_TAG: [SERVICE_ACCOUNT],
+                    CLUSTER_TAG: cluster.cluster_name,
+                }
+            },
         )
         self.controller_policies = self._grant_controller(self.service_account.role)
         self.crd_chart = helm_chart(self, "CrdChart", cluster, "karpenter-crd", NAMESPACE, {})

@@ -21,7 +21,7 @@ from inferstack.catalog.versions import IMAGES
 from inferstack.constructs.log_shipping import NAME, NAMESPACE, LogShipping, LogShippingProps
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.nag import acknowledge, nag_render
-from inferstack.stacks.storage import pod_identity_role
+from inferstack.stacks.pod_identity import pod_identity_role
 
 STREAM_WILDCARD = (
     "Fluent Bit creates one log stream per node and container file, named at run time: the statement is limited to "
@@ -92,7 +92,14 @@ def add_log_shipping(
     )
     group.node.default_child.add_property_override("RetentionInDays", retention_days)  # type: ignore[union-attr]
     group.node.add_dependency(key)
-    role = pod_identity_role(scope, "Role-fluent-bit", f"Fluent Bit: writes the container logs to {name}")
+    role = pod_identity_role(
+        scope,
+        "Role-fluent-bit",
+        f"Fluent Bit: writes the container logs to {name}",
+        namespace=NAMESPACE,
+        service_accounts=(NAME,),
+        cluster_name=cluster.cluster_name,
+    )
     role.add_to_policy(
         iam.PolicyStatement(
             actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],

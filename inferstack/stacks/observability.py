@@ -23,7 +23,7 @@ from inferstack.config.model import ObservabilityConfig
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.helm import helm_chart
 from inferstack.stacks.nag import acknowledge, managed_policy
-from inferstack.stacks.storage import pod_identity_role
+from inferstack.stacks.pod_identity import pod_identity_role
 
 SYSTEM_NODES = {POOL_LABEL: SYSTEM_POOL}
 EBS_CSI_ADDON = "aws-ebs-csi-driver"
@@ -68,7 +68,14 @@ def add_ebs_csi_addon(scope: Construct, cluster: eks.ICluster) -> eks.Addon:
     existing = scope.node.try_find_child(f"Addon-{EBS_CSI_ADDON}")
     if isinstance(existing, eks.Addon):
         return existing
-    role = pod_identity_role(scope, "Role-ebs-csi", "EBS CSI driver add-on (Prometheus volumes)")
+    role = pod_identity_role(
+        scope,
+        "Role-ebs-csi",
+        "EBS CSI driver add-on (Prometheus volumes)",
+        namespace="kube-system",
+        service_accounts=(EBS_CSI_SERVICE_ACCOUNT,),
+        cluster_name=cluster.cluster_name,
+    )
     role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(EBS_CSI_POLICY))
     acknowledge(role, "IAM4", EBS_CSI_MANAGED_POLICY, (managed_policy(EBS_CSI_POLICY),))
     addon = eks.Addon(

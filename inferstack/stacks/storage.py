@@ -25,9 +25,9 @@ from inferstack.config.storage import BucketEncryption, FsxConfig, FsxDeployment
 from inferstack.plan import ResolvedWorkload
 from inferstack.stacks.cluster_refs import cluster_security_group_id
 from inferstack.stacks.nag import acknowledge, nag_render
+from inferstack.stacks.pod_identity import pod_identity_role
 from inferstack.stacks.zones import zone_subnet
 
-POD_IDENTITY = "pods.eks.amazonaws.com"
 LOG_BUCKET_NO_LOGS = "This bucket receives the model bucket's server access logs; logging it to itself would loop"
 MOUNTPOINT_READS_BUCKET = (
     "The Mountpoint CSI driver mounts any model prefix of the model bucket for s3_mount workloads (driver-level "
@@ -59,16 +59,6 @@ class WorkloadRoles:
     sync: iam.Role | None = None
     bench: iam.Role | None = None
     """The benchmark Job: writes its results prefix, reads the model prefix's tokenizer."""
-
-
-def pod_identity_role(scope: Construct, construct_id: str, description: str) -> iam.Role:
-    """An IAM role EKS Pod Identity can hand to a service account (AssumeRole + TagSession)."""
-    return iam.Role(
-        scope,
-        construct_id,
-        description=description,
-        assumed_by=iam.SessionTagsPrincipal(iam.ServicePrincipal(POD_IDENTITY)),
-    )
 
 
 class StorageStack(cdk.Stack):
@@ -199,10 +189,11 @@ class StorageStack(cdk.Stack):
         key = stack.node.try_find_child("ImportedModelBucketKey")
         return bucket, key  # type: ignore[return-value]
 
-    def add_workload_roles(self, scope: Construct, resolved: ResolvedWorkload) -> WorkloadRoles:
+    def add_workload_roles(self, scope: Construct, resolved: ResolvedWorkload, cluster_name: str) -> WorkloadRoles:
         """Reader role (server pods streaming from S3) and writer role (model-sync / compile Jobs), both limited to
         the workload's model prefix, created in ``scope`` (the workloads stack of that workload: the roles shard
-        with their workloads, so no stack outgrows CloudFormation's 500 resources). None without a bucket."""
+        with their workloads, so no stack outgrows CloudFormation's 500 resources), each trusting only the service
+        accounts it is associated with in ``cluster_name``. None without a bucket."""
         roles = WorkloadRoles()
         if self.bucket is None:
             return roles
@@ -213,14 +204,26 @@ class StorageStack(cdk.Stack):
         arn = nag_render(cdk.Stack.of(scope).resolve(bucket.bucket_arn))
         objects = tuple(f"Resource::{arn}/{prefix}*" for prefix in prefixes)
         if resolved.readers:
-            roles.reader = pod_identity_role(scope, f"Reader-{key}", f"Reads s3 prefix {shown} for {key}")
+            roles.reader = pod_identity_role(
+                scope,
+                f"Reader-{key}",
+                f"Reads s3 prefix {shown} for {key}",
+                namespace=workload.namespace,
+                service_accounts=resolved.readers,
+                cluster_name=cluster_name,
+            )
             for prefix in prefixes:
                 self._grant(roles.reader, prefix, READ_OBJECT, ["kms:Decrypt"], bucket, bucket_key)
             acknowledge(roles.reader, "IAM5", PREFIX_WILDCARD, objects)
         if resolved.bench is not None:
             bench = resolved.bench
             roles.bench = pod_identity_role(
-                scope, f"Bench-{key}", f"Benchmark of {key}: results to {bench.results_prefix}"
+                scope,
+                f"Bench-{key}",
+                f"Benchmark of {key}: results to {bench.results_prefix}",
+                namespace=workload.namespace,
+                service_accounts=(bench.service_account,),
+                cluster_name=cluster_name,
             )
             self._grant(
                 roles.bench,
@@ -236,7 +239,14 @@ class StorageStack(cdk.Stack):
                 readable.append(bench.model_prefix)
             acknowledge(roles.bench, "IAM5", PREFIX_WILDCARD, tuple(f"Resource::{arn}/{p}*" for p in readable))
         if resolved.writes_bucket:
-            roles.sync = pod_identity_role(scope, f"Sync-{key}", f"Writes s3 prefix {shown} for the sync of {key}")
+            roles.sync = pod_identity_role(
+                scope,
+                f"Sync-{key}",
+                f"Writes s3 prefix {shown} for the sync of {key}",
+                namespace=workload.namespace,
+                service_accounts=(resolved.writer_service_account,),
+                cluster_name=cluster_name,
+            )
             for prefix in prefixes:
                 write = ["kms:Decrypt", "kms:GenerateDataKey"]
                 self._grant(roles.sync, prefix, WRITE_OBJECT, write, bucket, bucket_key)
@@ -365,7 +375,14 @@ class StorageStack(cdk.Stack):
     # -- CSI add-ons ---------------------------------------------------------------------------------------------
     def _csi_addon(self, name: str, statements: list[iam.PolicyStatement]) -> iam.Role:
         """The CSI driver's role and, unless ``storage.install_csi_drivers`` is off, its add-on bound to it."""
-        role = pod_identity_role(self, f"Role-{name}", f"{name} add-on of EKS cluster {self.cluster_name}")
+        role = pod_identity_role(
+            self,
+            f"Role-{name}",
+            f"{name} add-on of EKS cluster {self.cluster_name}",
+            namespace="kube-system",
+            service_accounts=(STORAGE_ADDON_SERVICE_ACCOUNTS[name],),
+            cluster_name=self.cluster.cluster_name,  # the value the add-on's association carries
+        )
         for statement in statements:
             role.add_to_principal_policy(statement)
         if not self.install_csi_drivers:

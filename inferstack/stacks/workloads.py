@@ -260,7 +260,7 @@ class WorkloadsStack(cdk.Stack):
         """The workload's roles and the Pod Identity associations of its service accounts."""
         if self.storage is None:
             return []
-        roles = self.storage.add_workload_roles(self, workload)
+        roles = self.storage.add_workload_roles(self, workload, self.cluster.cluster_name)
         associations = []
         if roles.reader is not None:
             for account in workload.readers:
