@@ -256,12 +256,15 @@ IMAGE_FACTS: dict[str, ImageFacts] = {
 }
 
 _BY_URI = {facts.uri: facts for facts in IMAGE_FACTS.values()}
-_VLLM_OPENAI = re.compile(r"^(?:docker\.io/)?vllm/vllm-openai:v?(\d+\.\d+\.\d+)")
-_RAY_LLM = re.compile(r"^(?:docker\.io/)?rayproject/ray-llm:(\d+\.\d+\.\d+)")
+#: The upstream repositories, under any registry or mirror path, tagged or pinned by digest only; the release comes
+#: from a ``vX.Y.Z`` / ``X.Y.Z`` tag when there is one (else unknown: None).
+_VLLM_OPENAI = re.compile(r"^(?:.+/)?vllm/vllm-openai(?::v?(\d+\.\d+\.\d+)[^:@/]*|:[^:@/]+)?(?:@sha256:[0-9a-f]{64})?$")
+_RAY_LLM = re.compile(r"^(?:.+/)?rayproject/ray-llm(?::(\d+\.\d+\.\d+)[^:@/]*|:[^:@/]+)?(?:@sha256:[0-9a-f]{64})?$")
 
 
 def image_facts(image: str) -> ImageFacts | None:
-    """The facts of ``image``: its catalog entry, or what an upstream repository's tag tells; None when unknown."""
+    """The facts of ``image``: its catalog entry, or what an upstream repository tells (wherever it is mirrored,
+    however it is pinned; the engine release only from a release tag); None when unknown."""
     if image in _BY_URI:
         return _BY_URI[image]
     if match := _VLLM_OPENAI.match(image):

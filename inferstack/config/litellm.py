@@ -72,7 +72,9 @@ class LiteLLMBackend(StrictModel):
     direct_clients: bool = False
     """Let clients call the workload directly too, beside the gateway: they then bypass the gateway's master key,
     virtual keys and rate limits. Default False: the workload's NetworkPolicy admits only the gateway (and
-    Prometheus, its benchmark and the operators' calls), whatever ``network_policies.client_namespaces`` says."""
+    Prometheus, its benchmark and the operators' calls), whatever ``network_policies.client_namespaces`` says. A
+    KServe predictor in Knative mode is reached through Knative's gateway, which every client of its namespace may
+    call: no NetworkPolicy on the predictor can tell the gateway's forwarded requests apart."""
 
     @model_validator(mode="after")
     def _one(self) -> LiteLLMBackend:

@@ -578,6 +578,7 @@ class InferstackConfig(StrictModel):
         names: set[tuple[str, str]] = set()
         joins: dict[str, str] = {}
         accounts: dict[tuple[str, str], str] = {}
+        default_owners: dict[tuple[str, str], bool] = {}  # (ns, account) → the owner runs as its default (its name)
         for index, workload in enumerate(self.workloads):
             if workload.pool not in pools:
                 valid = ", ".join(sorted(pools)) or "none configured — add compute.karpenter_pools or node_groups"
@@ -626,14 +627,34 @@ class InferstackConfig(StrictModel):
                 )
             joins[joined] = f"{key[0]}/{key[1]}"
             own = workload.service_account or workload.name
+            if own == "default":
+                raise PydanticCustomError(
+                    "default_service_account",
+                    "a workload named 'default' runs as the namespace's default account (its service account is "
+                    "its name), which every pod that names none uses: its role would go to all of them — rename "
+                    "it or set service_account",
+                    {"field": f"workloads[{index}].name"},
+                )
             derived = [f"{workload.name}-model-sync", *([f"{workload.name}-bench"] if workload.bench else [])]
             for account in (own, *derived):
                 owner = accounts.get((workload.namespace, account))
-                named_like_a_bench = (
-                    owner is not None and account.endswith("-bench") and account in (owner, workload.name)
-                )
-                if named_like_a_bench and workload.service_account is None:
-                    continue  # a workload named like a neighbour's benchmark: bench_name_taken below says so
+                # a workload named like a neighbour's benchmark (x-bench beside x with a bench): bench_name_taken
+                # below names that clash — only when one side is x's bench and the other x-bench's own default account
+                bench_of = f"{account.removesuffix('-bench')} (bench)"
+                default_account = account == workload.name and workload.service_account is None
+                if (
+                    owner is not None
+                    and account.endswith("-bench")
+                    and (
+                        (default_account and owner == bench_of)
+                        or (
+                            account in derived
+                            and owner == account
+                            and default_owners.get((workload.namespace, account))
+                        )
+                    )
+                ):
+                    continue
                 if owner is not None:
                     explicit = account == own and workload.service_account is not None
                     raise PydanticCustomError(
@@ -650,6 +671,8 @@ class InferstackConfig(StrictModel):
                     )
                 role = "" if account == own else f" ({account.removeprefix(workload.name + '-')})"
                 accounts[(workload.namespace, account)] = f"{workload.name}{role}"
+                if account == own:
+                    default_owners[(workload.namespace, account)] = workload.service_account is None
         for index, workload in enumerate(self.workloads):
             bench = f"{workload.name}-bench"
             if workload.bench is not None and (workload.namespace, bench) in names:

@@ -20,7 +20,6 @@ from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
 from inferstack.config.triton import TritonWorkloadConfig
 from inferstack.config.workloads import ModelConfig, VllmWorkloadConfig, WorkloadBase
-from inferstack.plan.placement import pool_instances
 from inferstack.sizing.model import SizingInput, SizingResult, size
 from inferstack.sizing.neuron import NeuronSizingInput, compiled_kv_blocks, size_neuron
 
@@ -105,13 +104,6 @@ def ranks_per_node(instance: InstanceType) -> int:
     if instance.accelerator is AcceleratorKind.NEURON:
         return instance.neuron_cores
     return instance.accelerator_count
-
-
-def smallest_host(config: InferstackConfig, served: ServedEngine) -> InstanceType | None:
-    """The pool's smallest instance (fewest ranks, then vCPUs) whose node holds one pod's ranks; None when none
-    does (PARALLEL-NODE reports it)."""
-    hosts = [t for t in pool_instances(config.pool(served.pool)) if ranks_per_node(t) >= served.ranks_per_pod]
-    return min(hosts, key=lambda t: (ranks_per_node(t), t.vcpu)) if hosts else None
 
 
 def sizing_for(

@@ -72,7 +72,8 @@ def check_fit(config: InferstackConfig) -> Iterator[Finding]:
         hosts = [t for t in instances if ranks_per_node(t) >= workload.ranks_per_pod]
         if not hosts:
             continue  # PARALLEL-NODE reports it
-        host = min(hosts, key=lambda t: (ranks_per_node(t), t.vcpu))
+        # the tightest of the instances the pool may launch: the least memory per rank, then the smallest node
+        host = min(hosts, key=lambda t: (memory_per_rank_gib(t), ranks_per_node(t), t.vcpu))
         result = sizing_for(workload, host)
         if result.fits:
             continue

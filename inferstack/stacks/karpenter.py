@@ -17,7 +17,7 @@ from constructs import Construct
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.stacks.helm import helm_chart
 from inferstack.stacks.nag import acknowledge, managed_policy
-from inferstack.stacks.pod_identity import CLUSTER_TAG, NAMESPACE_TAG, SERVICE_ACCOUNT_TAG
+from inferstack.stacks.pod_identity import pod_identity_trust
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
@@ -191,18 +191,15 @@ class Karpenter(Construct):
             namespace=NAMESPACE,
             identity_type=eks.IdentityType.POD_IDENTITY,
         )
-        # aws-eks-v2 trusts Pod Identity for the role without conditions: narrow it to this association's session
-        # tags, as inferstack's own Pod Identity roles are (stacks/storage.pod_identity_role).
+        # aws-eks-v2's ServiceAccount trusts Pod Identity without conditions, in two statements (Role assumedBy the
+        # service principal, then addStatements AssumeRole + TagSession: aws-eks-v2/lib/service-account.js at
+        # aws-cdk-lib 2.275.0), merged into one only under @aws-cdk/aws-iam:minimizePolicies. Replace the whole
+        # document with the one conditioned statement inferstack's own roles carry (stacks/pod_identity.py), so the
+        # narrowing holds in any app, whatever its feature flags.
         trust = self.service_account.role.node.default_child
         trust.add_property_override(  # type: ignore[union-attr]
-            "AssumeRolePolicyDocument.Statement.0.Condition",
-            {
-                "StringEquals": {
-                    NAMESPACE_TAG: NAMESPACE,
-                    SERVICE_ACCOUNT_TAG: [SERVICE_ACCOUNT],
-                    CLUSTER_TAG: cluster.cluster_name,
-                }
-            },
+            "AssumeRolePolicyDocument",
+            pod_identity_trust(NAMESPACE, (SERVICE_ACCOUNT,), cluster.cluster_name),
         )
         self.controller_policies = self._grant_controller(self.service_account.role)
         self.crd_chart = helm_chart(self, "CrdChart", cluster, "karpenter-crd", NAMESPACE, {})

@@ -391,7 +391,8 @@ class StorageStack(cdk.Stack):
                 self,
                 f"{''.join(part.title() for part in name.split('-'))}RoleArn",
                 value=role.role_arn,
-                description=f"Associate with kube-system/{account} of the cluster's own {name} (Pod Identity)",
+                description=f"Associate with kube-system/{account} of the cluster's own {name} (Pod Identity): "
+                "the role trusts only that service account of this cluster",
             )
             return role
         addon = eks.Addon(

@@ -279,3 +279,26 @@ def test_an_efa_pool_in_a_region_without_a_known_eks_registry_is_a_named_error()
     data["network"] = {"availability_zones": ["xx-nowhere-1a", "xx-nowhere-1b"]}
     message = problem(data)
     assert message.startswith("env.region: xx-nowhere-1 has no Amazon EKS image registry") and "us-west-2" in message
+
+
+def test_a_workload_named_default_does_not_take_the_default_account():
+    """Review finding: the serving account defaults to the workload's name, so a workload named default ran as the
+    namespace's default account (its role to every pod)."""
+    text = problem({"compute": POOLS, "workloads": [{"name": "default", "pool": "gpu", "model": QWEN}]})
+    assert text.startswith("workloads[0].name:") and "default account" in text
+    parse_config(
+        {"compute": POOLS, "workloads": [{"name": "default", "service_account": "d", "pool": "gpu", "model": QWEN}]}
+    )
+
+
+def test_an_explicit_account_named_like_a_bench_still_clashes():
+    """Review finding: z runs as m-bench explicitly and a workload is named m-bench (no m): the two would share the
+    account (and EKS refuses the second association) — the generic clash is named."""
+    qwen = {"pool": "gpu", "model": QWEN}
+    text = problem(
+        {
+            "compute": POOLS,
+            "workloads": [{"name": "z", "service_account": "m-bench", **qwen}, {"name": "m-bench", **qwen}],
+        }
+    )
+    assert text.startswith("workloads[1].name:") and "inference/m-bench is also z's" in text

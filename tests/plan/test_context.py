@@ -17,7 +17,8 @@ from inferstack.config import parse_config
 from inferstack.config.engine import DEFAULT_MAX_MODEL_LEN
 from inferstack.plan import resolve
 from inferstack.plan.context import default_max_model_len, with_context_defaults
-from inferstack.plan.served import engines, sizing_for, smallest_host
+from inferstack.plan.placement import pool_instances
+from inferstack.plan.served import engines, sizing_for
 from inferstack.rules import evaluate
 from inferstack.rules.base import Finding, Rule
 from inferstack.stacks.workloads import render_workloads
@@ -51,9 +52,30 @@ def test_8192_when_the_full_context_does_not_fit():
     data = _config({"tensor_parallel_size": 4}, model="meta-llama/Llama-3.1-70B-Instruct", instance="g6e.12xlarge")
     config = parse_config(data)
     ((_, served),) = engines(config)
-    host = smallest_host(config, served)
-    assert host is not None and not sizing_for(served, host, max_model_len=LLAMA_CONTEXT).fits
+    (host,) = pool_instances(config.pool(served.pool))
+    assert not sizing_for(served, host, max_model_len=LLAMA_CONTEXT).fits
     assert _filled(data) == DEFAULT_MAX_MODEL_LEN
+
+
+def test_the_full_context_must_fit_every_instance_the_pool_may_launch():
+    """Review finding: a pool of g6e.xlarge (L40S, 45 GiB) and g6.xlarge (L4, 22 GiB) — Qwen3-8B's 40960 fits the
+    first only, and Karpenter may launch either."""
+    data = _config({})
+    data["compute"]["karpenter_pools"][0]["instance_types"] = ["g6e.xlarge", "g6.xlarge"]
+    assert _filled(data) == DEFAULT_MAX_MODEL_LEN
+    data["compute"]["karpenter_pools"][0]["instance_types"] = ["g6e.xlarge", "g6e.2xlarge"]
+    assert _filled(data) == QWEN3_CONTEXT
+
+
+def test_prefill_and_decode_share_one_length():
+    """Review finding: the two sides of a split serve the same requests — each gets the shortest side's default."""
+    data = yaml.safe_load((ROOT / "examples" / "ray-pd-efa-p5.yaml").read_text())
+    sides = data["workloads"][0]["prefill_decode"]
+    for side in ("prefill", "decode"):
+        sides[side]["engine"].pop("max_model_len")
+    sides["prefill"]["engine"]["gpu_memory_utilization"] = 0.27  # the full context no longer fits the prefill side
+    pd = resolve(parse_config(data)).config.workloads[0].prefill_decode
+    assert pd.prefill.engine.max_model_len == pd.decode.engine.max_model_len == DEFAULT_MAX_MODEL_LEN
 
 
 def test_chunked_prefill_off_caps_the_default_at_the_step_budget():

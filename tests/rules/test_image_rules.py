@@ -102,3 +102,21 @@ def test_nccl_over_efa_needs_aws_ofi_nccl_as_well_as_libfabric(monkeypatch):
     full = dataclasses.replace(facts, aws_ofi_nccl=True)
     monkeypatch.setattr(multinode, "image_facts", lambda image: full if image == custom else image_facts(image))
     assert list(multinode.check_efa_image(parse_config(_multinode_efa(custom)))) == []
+
+
+def test_mirrored_and_digest_pinned_upstream_images_keep_their_facts():
+    """Review finding: a mirror of vllm/vllm-openai or a digest-only pin lost its facts, so MULTINODE-EFA-IMAGE
+    stopped warning that NCCL would run over TCP."""
+    from inferstack.rules import multinode
+
+    digest = "@sha256:" + "a" * 64
+    for image in (
+        "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm/vllm-openai:v0.19.0",
+        f"vllm/vllm-openai{digest}",
+        f"vllm/vllm-openai:v0.19.0{digest}",
+    ):
+        facts = image_facts(image)
+        assert facts is not None and not facts.aws_ofi_nccl, image
+        (finding,) = list(multinode.check_efa_image(parse_config(_multinode_efa(image))))
+        assert "aws-ofi-nccl" in finding.message, image
+    assert image_facts("vllm/vllm-openai-rocm:v0.1.0") is None  # another repository

@@ -104,3 +104,18 @@ def test_engine_fit_judges_each_engine(examples, kind: str):
     assert not [f for f in _all(examples[example]) if f.rule == "ENGINE-FIT"]
     broken = _changed(examples[example], {field: value})
     assert _of(_all(broken), "ENGINE-FIT", "workloads[0]"), f"ENGINE-FIT does not judge {kind}"
+
+
+def test_model_fit_judges_the_tightest_instance_of_a_mixed_pool():
+    """Review finding: MODEL-FIT judged the pool's smallest node whatever its GPU; in a pool of g6e.xlarge (L40S,
+    45 GiB) and g6.xlarge (L4, 22 GiB) a length that fits only the L40S passed, and vLLM would fail on an L4 node."""
+    data = {
+        "compute": {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.xlarge", "g6.xlarge"]}]},
+        "workloads": [
+            {"name": "q", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}, "engine": {"max_model_len": 40960}}
+        ],
+    }
+    (finding,) = [f for f in _all(parse_config(data)) if f.rule == "MODEL-FIT"]
+    assert "g6.xlarge" in finding.message
+    data["compute"]["karpenter_pools"][0]["instance_types"] = ["g6e.xlarge"]
+    assert not [f for f in _all(parse_config(data)) if f.rule == "MODEL-FIT"]

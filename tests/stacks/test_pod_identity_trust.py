@@ -153,3 +153,33 @@ def test_the_evaluator_reads_the_conditions_as_sts_does(tags, admitted):
         ]
     }
     assert assumable(trust, tags) is admitted
+
+
+def test_karpenters_role_is_narrowed_without_cdk_json_feature_flags():
+    """Review finding: aws-eks-v2's ServiceAccount writes its trust in two statements, merged into one only under
+    @aws-cdk/aws-iam:minimizePolicies — a library user's bare App keeps the unconditioned second one unless the whole
+    document is replaced."""
+    import aws_cdk as cdk
+    from aws_cdk import aws_ec2 as ec2
+    from aws_cdk import aws_eks_v2 as eks
+    from aws_cdk.assertions import Template
+
+    from inferstack.stacks.karpenter import Karpenter
+
+    app = cdk.App()  # no cdk.json context: no minimizePolicies
+    stack = cdk.Stack(app, "team")
+    vpc = ec2.Vpc(stack, "Vpc", max_azs=2)
+    provider = eks.KubectlProvider.from_kubectl_provider_attributes(
+        stack, "Kubectl", service_token="arn:aws:lambda:us-west-2:111122223333:function:kubectl"
+    )
+    cluster = eks.Cluster.from_cluster_attributes(
+        stack, "Cluster", cluster_name="team-cluster", kubectl_provider=provider, vpc=vpc
+    )
+    Karpenter(stack, "Karpenter", cluster=cluster, cluster_name="team-cluster")
+    template = Template.from_stack(stack).to_json()
+    roles = dict(pod_identity_roles(template))
+    (trust,) = roles.values()
+    (statement,) = trust["Statement"]
+    assert statement["Condition"]["StringEquals"]["aws:RequestTag/kubernetes-service-account"] == ["karpenter"]
+    ((what, tags, policy),) = associations(template)
+    assert assumable(policy, tags), what
