@@ -189,6 +189,12 @@ class DynamoWorkloadConfig(SingleModelWorkload):
             )
         return self
 
+    @property
+    def serving_account(self) -> str:
+        """The account the Dynamo operator gives every pod of the graph (``<name>-k8s-service-discovery``,
+        discovery.GetK8sDiscoveryServiceAccountName at 1.4.0)."""
+        return f"{self.name}-k8s-service-discovery"
+
     def named_secrets(self) -> tuple[str, ...]:
         return (self.image_pull_secret,) if self.image_pull_secret else ()
 

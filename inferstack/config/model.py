@@ -626,7 +626,7 @@ class InferstackConfig(StrictModel):
                     },
                 )
             joins[joined] = f"{key[0]}/{key[1]}"
-            own = workload.service_account or workload.name
+            own = workload.serving_account
             if own == "default":
                 raise PydanticCustomError(
                     "default_service_account",

@@ -281,6 +281,12 @@ class WorkloadBase(StrictModel):
         walk(self)
         return frozenset(found)
 
+    @property
+    def serving_account(self) -> str:
+        """The ServiceAccount its serving pods run as: ``service_account``, else its name. A kind whose operator
+        names the account overrides this."""
+        return self.service_account or self.name
+
     def named_secrets(self) -> tuple[str, ...]:
         """Secrets the kind names by a plain string field (e.g. a pull Secret). Default none."""
         return ()

@@ -18,12 +18,6 @@ from inferstack.plan.names import needs_reader
 from inferstack.plan.placement import PodPlan, pod_plan
 
 
-def discovery_service_account(name: str) -> str:
-    """The ServiceAccount the Dynamo operator gives a graph's pods (discovery.GetK8sDiscoveryServiceAccountName,
-    deploy/operator/internal/discovery/resource.go at 1.4.0)."""
-    return f"{name}-k8s-service-discovery"
-
-
 def runtime_image(workload: DynamoWorkloadConfig) -> str:
     """The vLLM runtime image: the ``-efa`` build (libfabric, aws-ofi-nccl) when the workers request EFA."""
     return ENGINE_IMAGES["dynamo-vllm-efa" if workload.efa else "dynamo-vllm"]
@@ -62,7 +56,7 @@ def plan_dynamo(
     config: InferstackConfig, pools: Mapping[str, ResolvedPool], index: int, workload: WorkloadBase
 ) -> ResolvedWorkload:
     assert isinstance(workload, DynamoWorkloadConfig)
-    account = discovery_service_account(workload.name)
+    account = workload.serving_account  # the operator's discovery account (config/dynamo.py)
     reads = needs_reader(workload, pools[workload.pool].accelerator)
     roles: dict[str, Role] = {"frontend": _frontend(workload, account)}
     for name, role in workload.roles.items():

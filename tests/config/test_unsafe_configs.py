@@ -302,3 +302,17 @@ def test_an_explicit_account_named_like_a_bench_still_clashes():
         }
     )
     assert text.startswith("workloads[1].name:") and "inference/m-bench is also z's" in text
+
+
+def test_a_workload_may_not_take_a_dynamo_graphs_discovery_account():
+    """Review finding: Dynamo's pods run as <name>-k8s-service-discovery (the operator's account), which the
+    shared-account check did not know."""
+    dynamo = {
+        "kind": "dynamo",
+        "name": "g",
+        "pool": "gpu",
+        "model": {**QWEN, "source": {"type": "hf"}},
+    }
+    other = {"name": "b", "service_account": "g-k8s-service-discovery", "pool": "gpu", "model": QWEN}
+    text = problem({"compute": POOLS, "workloads": [dynamo, other]})
+    assert text.startswith("workloads[1].service_account:") and "g-k8s-service-discovery is also g's" in text
