@@ -578,7 +578,10 @@ class InferstackConfig(StrictModel):
         names: set[tuple[str, str]] = set()
         joins: dict[str, str] = {}
         accounts: dict[tuple[str, str], str] = {}
-        default_owners: dict[tuple[str, str], bool] = {}  # (ns, account) → the owner runs as its default (its name)
+        # <x>-bench named both by a workload and by x's benchmark: bench_name_taken (below) names that clash
+        bench_named = {(w.namespace, f"{w.name}-bench") for w in self.workloads if w.bench} & {
+            (w.namespace, w.name) for w in self.workloads
+        }
         for index, workload in enumerate(self.workloads):
             if workload.pool not in pools:
                 valid = ", ".join(sorted(pools)) or "none configured — add compute.karpenter_pools or node_groups"
@@ -638,22 +641,7 @@ class InferstackConfig(StrictModel):
             derived = [f"{workload.name}-model-sync", *([f"{workload.name}-bench"] if workload.bench else [])]
             for account in (own, *derived):
                 owner = accounts.get((workload.namespace, account))
-                # a workload named like a neighbour's benchmark (x-bench beside x with a bench): bench_name_taken
-                # below names that clash — only when one side is x's bench and the other x-bench's own default account
-                bench_of = f"{account.removesuffix('-bench')} (bench)"
-                default_account = account == workload.name and workload.service_account is None
-                if (
-                    owner is not None
-                    and account.endswith("-bench")
-                    and (
-                        (default_account and owner == bench_of)
-                        or (
-                            account in derived
-                            and owner == account
-                            and default_owners.get((workload.namespace, account))
-                        )
-                    )
-                ):
+                if (workload.namespace, account) in bench_named:
                     continue
                 if owner is not None:
                     explicit = account == own and workload.service_account is not None
@@ -671,8 +659,6 @@ class InferstackConfig(StrictModel):
                     )
                 role = "" if account == own else f" ({account.removeprefix(workload.name + '-')})"
                 accounts[(workload.namespace, account)] = f"{workload.name}{role}"
-                if account == own:
-                    default_owners[(workload.namespace, account)] = workload.service_account is None
         for index, workload in enumerate(self.workloads):
             bench = f"{workload.name}-bench"
             if workload.bench is not None and (workload.namespace, bench) in names:

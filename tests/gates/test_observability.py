@@ -129,3 +129,17 @@ def test_promql_metric_names(expr, names):
 def test_promql_unbalanced_is_refused(expr):
     with pytest.raises(ValueError):
         metric_names(expr)
+
+
+def test_metric_names_come_from_the_promql_syntax_tree():
+    """constructs/promql.py reads the selectors promql-parser finds: inside functions, ranges and subqueries, by
+    ``__name__`` matcher, never a function, label or keyword; bad PromQL is an error."""
+    from inferstack.constructs.promql import metric_names
+
+    expr = 'sum by (pod) (rate(vllm:num_requests_running{job="x"}[5m])) / on(pod) group_left(l) kube_pod_labels'
+    assert metric_names(expr) == {"vllm:num_requests_running", "kube_pod_labels"}
+    assert metric_names('max_over_time({__name__="DCGM_FI_DEV_GPU_UTIL"}[10m:1m]) > bool 0.9') == {
+        "DCGM_FI_DEV_GPU_UTIL"
+    }
+    with pytest.raises(ValueError, match="not PromQL"):
+        metric_names("sum(rate(x[5m])")
