@@ -229,7 +229,14 @@ class EngineFlags:
         """``(index, as written, primary spelling)`` of every accepted flag in ``args``, in order."""
         return [(t.index, t.written, t.spec.name) for t in self._walk(args) if t.spec is not None]
 
-    def _walk(self, args: Sequence[str]) -> list[_Token]:
+    def stray_values(self, args: Sequence[str]) -> list[tuple[int, str]]:
+        """``(index, value)`` of every item of ``args`` that is neither an option nor a value an option takes:
+        argparse would read it as the positional model, which inferstack passes itself."""
+        strays: list[tuple[int, str]] = []
+        self._walk(args, strays)
+        return strays
+
+    def _walk(self, args: Sequence[str], strays: list[tuple[int, str]] | None = None) -> list[_Token]:
         tokens: list[_Token] = []
         i, count = 0, len(args)
         while i < count:
@@ -242,6 +249,8 @@ class EngineFlags:
                     first = arg.split(" ", 1)[0]
                     spec = self.spec(first)
                     tokens.append(_Token(i, arg, None, (spec.name,) if spec else self.near(first)))
+                elif strays is not None:
+                    strays.append((i, arg))
                 i += 1
                 continue
             written, inline = (arg.split("=", 1)[0], True) if "=" in arg else (arg, False)

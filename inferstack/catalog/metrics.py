@@ -162,6 +162,3 @@ KUBE_STATE_METRICS = EngineMetrics(
 )
 #: Series every GPU panel and alert may read: DCGM's and the pod-label join.
 GPU_SERIES = DCGM.series() | KUBE_STATE_METRICS.series()
-#: Metric families by the kind whose pods export them. KServe's Hugging Face server and Dynamo's workers run vLLM
-#: too, but which names reach their scrape endpoints was not confirmed (?): no dashboards or alerts for them yet.
-KIND_METRICS: dict[str, EngineMetrics] = {"vllm": VLLM, "vllm_multinode": VLLM, "ray_serve": RAY_VLLM, "nim": NIM}

@@ -1,5 +1,5 @@
 """ObservabilityChart: the Grafana dashboards (in Prometheus' namespace) and each workload's PrometheusRule, for
-the kinds whose metrics inferstack knows (:data:`inferstack.catalog.metrics.KIND_METRICS`)."""
+the kinds whose metrics inferstack knows (:attr:`inferstack.config.kinds.WorkloadKind.metrics`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from constructs import Construct
 
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import PROMETHEUS_NAMESPACE
-from inferstack.catalog.metrics import DCGM, KIND_METRICS, NIM, RAY_VLLM, VLLM, EngineMetrics
+from inferstack.catalog.metrics import DCGM, NIM, RAY_VLLM, VLLM, EngineMetrics
 from inferstack.config.alerts import AlertTargets
+from inferstack.config.kinds import kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.constructs.monitoring import WORKLOAD_SERIES_LABEL
 from inferstack.constructs.observability import (
@@ -47,7 +48,7 @@ def series_label(metrics: EngineMetrics) -> str:
 
 def served_workload(workload: ResolvedWorkload) -> ServedWorkload | None:
     """``workload`` as the dashboards and alerts see it, or None when its metrics are unknown or monitoring is off."""
-    metrics = KIND_METRICS.get(workload.kind)
+    metrics = kind_of(workload.kind).metrics
     if metrics is None or not workload.config.monitoring:
         return None
     return ServedWorkload(

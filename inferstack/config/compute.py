@@ -26,6 +26,13 @@ _RESERVED_LABEL_PREFIXES = ("inferstack.io/", "karpenter.sh/", "karpenter.k8s.aw
 
 def _check_labels(labels: dict[str, str]) -> dict[str, str]:
     for key, value in labels.items():
+        prefix = key.rpartition("/")[0]
+        if len(prefix) > 253:
+            raise PydanticCustomError(
+                "label_key",
+                "{key} has a {length}-character prefix: a label key's prefix is a DNS subdomain of at most 253",
+                {"key": key[:60] + "…", "length": len(prefix)},
+            )
         if not _LABEL_KEY.match(key):
             raise PydanticCustomError(
                 "label_key", "{key} is not a valid label key — e.g. 'team' or 'example.com/tier'", {"key": key}
@@ -375,6 +382,17 @@ class KarpenterPoolConfig(StrictModel):
                     "kinds": " and ".join(sorted(k.value for k in kinds)),
                     "field": "instance_families" if self.instance_families else "instance_types",
                 },
+            )
+        if not self.capacity_types:
+            raise PydanticCustomError(
+                "capacity_types",
+                "an empty list would give Karpenter a capacity-type requirement with no values, which no node meets "
+                "— list at least one of on_demand, spot, reserved (or leave it unset: on_demand)",
+                {"field": "capacity_types"},
+            )
+        if len(set(self.capacity_types)) != len(self.capacity_types):
+            raise PydanticCustomError(
+                "capacity_types", "lists a capacity type twice — list each once", {"field": "capacity_types"}
             )
         if self.capacity_reservation_ids and NodeCapacity.RESERVED not in self.capacity_types:
             raise PydanticCustomError(

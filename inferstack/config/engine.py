@@ -63,6 +63,13 @@ def check_extra_args(args: tuple[str, ...] | list[str], version: str, prefix: st
                 "{flag} ({name}) is set by a typed field of engine — use that field instead",
                 {"flag": written, "name": name, "field": f"{prefix}extra_args[{index}]"},
             )
+    for index, value in flags.stray_values(args):
+        raise PydanticCustomError(
+            "stray_value",
+            "{value} follows no flag that takes a value: vLLM would read it as a second model and stop at start — "
+            "put its flag before it (e.g. ['--max-loras', '4']) or remove it",
+            {"value": repr(value), "field": f"{prefix}extra_args[{index}]"},
+        )
     unknown = flags.parse(args)
     if not unknown:
         for index, flag, value, valid in flags.bad_choices(args):

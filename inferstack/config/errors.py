@@ -9,6 +9,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from inferstack.config.kinds import KINDS
+
 _MISSING = object()
 
 
@@ -53,8 +55,6 @@ def format_path(loc: tuple[int | str, ...]) -> str:
 
 
 def _kinds() -> dict[str, type[BaseModel]]:
-    from inferstack.config.kinds import KINDS  # kinds imports the config models: import late
-
     return {name: kind.config for name, kind in KINDS.items()}
 
 

@@ -1,184 +1,113 @@
-"""The workload-kind registry: ``kind`` → its config model, plan function, rules, chart factory and the operators it
-needs — registered in one place.
+"""The workload-kind registry's store: ``kind`` → everything about it (:class:`WorkloadKind`).
 
-The config model is a class; the plan function, rules and chart factory live in the layers above ``config``
-(``plan``, ``rules``, ``charts``), so the registry names them ``"module:attribute"`` (like a Python entry point) and
-each layer loads its part when it needs it. Imports keep pointing one way, and adding a kind touches no other
-kind's files: one config module, one plan function, its rules, one chart factory and one :func:`register_kind`
-call (built-in kinds: :data:`BUILT_IN_KINDS`). ``workloads[]`` of :class:`~inferstack.config.model.InferstackConfig`
-is the union of the registered config models, discriminated on ``kind`` (default ``vllm``).
+Each kind is declared in its own module of :mod:`inferstack.kinds`, above the layers it names: that module imports
+its config model, plan function, rules, chart factory and runtime paths for real (so the import graph shows every
+dependency) and registers them here with :func:`register_kinds`. The layers below — ``config``, ``plan``, ``rules``,
+``charts``, ``stacks`` — look a workload's parts up here by its ``kind`` and import no kind module. Importing
+``inferstack`` registers the built-in kinds (:data:`inferstack.kinds.BUILT_IN_KINDS`); a kind of one's own is one
+:class:`WorkloadKind` and one :func:`register_kind` call (``tests/test_kind_extension.py``).
+
+``workloads[]`` of :class:`~inferstack.config.model.InferstackConfig` is the union of the registered config models,
+discriminated on ``kind`` (default ``vllm``).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union
 
 from pydantic import Discriminator, Tag
 
+from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import WORKLOAD_OPERATORS
-from inferstack.config.dynamo import DynamoWorkloadConfig
-from inferstack.config.kserve import KServeWorkloadConfig
-from inferstack.config.litellm import LiteLLMWorkloadConfig
-from inferstack.config.nim import NimWorkloadConfig
-from inferstack.config.ollama import OllamaWorkloadConfig
-from inferstack.config.ray_serve import RayServeWorkloadConfig
-from inferstack.config.sglang import SglangWorkloadConfig
-from inferstack.config.tgi import TgiWorkloadConfig
-from inferstack.config.triton import TritonWorkloadConfig
-from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
-from inferstack.config.workloads import VllmWorkloadConfig, WorkloadBase
+from inferstack.catalog.metrics import EngineMetrics
+from inferstack.catalog.versions import ENGINE_IMAGES, IMAGES
+from inferstack.config.workloads import WorkloadBase
 
 #: ``kind`` of a workload that does not say.
 DEFAULT_KIND = "vllm"
 
-Ref = str | Callable[..., Any] | tuple[Any, ...]
-"""A registry entry's part: the object itself, or ``"module:attribute"`` loaded on first use."""
+
+@dataclass(frozen=True, kw_only=True)
+class KindEndpoint:
+    """Where a kind's workload answers OpenAI-compatible requests (what a LiteLLM gateway routes to): the Service
+    ``<workload name><suffix>.<namespace>.svc.cluster.local`` at ``port`` and ``path``."""
+
+    port: int | None
+    """The Service port; None: the Service's default port 80 (the URL names none)."""
+    path: str
+    """The API's base path, e.g. ``/v1`` ("" for Ollama's own API)."""
+    provider: str
+    """LiteLLM's provider prefix: ``hosted_vllm``, ``openai`` (any OpenAI-compatible server), ``ollama_chat``."""
+    suffix: str = ""
+    """Appended to the workload's name to give the Service's (``-serve-svc`` for KubeRay's). Default none."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WorkloadKind:
-    """One way of serving a model."""
+    """One way of serving a model: every part inferstack needs of it, in one value."""
 
     name: str
     """The ``kind`` value in the config, e.g. ``vllm_multinode``."""
     config: type[WorkloadBase]
     """Its config model (``kind`` a ``Literal`` of :attr:`name`)."""
-    plan: Ref
+    plan: Callable[..., Any]
     """:data:`inferstack.plan.Planner`: ``(config, pools, index, workload) -> ResolvedWorkload``."""
-    chart: Ref
+    chart: Callable[..., Any]
     """``(scope, id, resolved: ResolvedWorkload, refs: StorageRefs, *, kubernetes_version: str) -> cdk8s.Chart``;
     a subclass of :class:`inferstack.charts.workload.WorkloadChart` has that signature."""
-    rules: tuple[Ref, ...] = ()
-    """Rule tuples (:class:`inferstack.rules.base.Rule`) that judge this kind; shared ones may repeat."""
-    operators: tuple[str, ...] = ()
-    """Operators its objects need, from :data:`inferstack.catalog.kubernetes.WORKLOAD_OPERATORS` (e.g. ``lws``)."""
-    summary: str = ""
-    paths: Ref | None = None
+    paths: Callable[..., Any]
     """``(platform, resolved) -> inferstack.plan.runtime_paths.RuntimePaths``: the network paths its pods use at
-    run time, with ports (the NetworkPolicies are generated from them). Required: :func:`register_kind` refuses a
-    kind without them."""
+    run time, with ports (the NetworkPolicies are generated from them and admit nothing else)."""
+    rules: tuple[tuple[Any, ...], ...] = ()
+    """Rule tuples (:class:`inferstack.rules.base.Rule`) that judge this kind; shared ones may repeat. Default none."""
+    operators: tuple[str, ...] = ()
+    """Operators its objects need, from :data:`inferstack.catalog.kubernetes.WORKLOAD_OPERATORS` (e.g. ``lws``).
+    Default none."""
+    summary: str = ""
+    """One line for ``inferstack kinds`` and the docs."""
+    endpoint: KindEndpoint | None = None
+    """Its OpenAI-compatible endpoint; None with :attr:`no_endpoint` saying what it serves instead."""
+    no_endpoint: str = ""
+    """Why a kind without :attr:`endpoint` cannot sit behind a gateway (e.g. Triton's KServe v2 protocol)."""
+    served_models: Callable[[Any], tuple[str, ...]] | None = None
+    """``(workload config) -> names`` clients put in ``model``, the primary first. Default: the model's name
+    (``model.name`` of a single-model workload)."""
+    operator_service_ports: tuple[int, ...] = ()
+    """Set when an operator, not inferstack, makes its Service (KubeRay, KServe, NIM, Dynamo): the Service's port
+    and the pods' port. A client's egress then admits the namespace on these ports (the policy controller resolves
+    only Services whose selector its rule's selector is a subset of). Default: inferstack makes the Service."""
+    metrics: EngineMetrics | None = None
+    """The catalogued series its pods export (:mod:`inferstack.catalog.metrics`): dashboards and alerts follow from
+    it. None: not catalogued, no dashboard row or alerts (monitoring still scrapes the pods)."""
+    scrapeable: bool = True
+    """False when its server exports no Prometheus metrics at all (Ollama): ``monitoring`` has nothing to scrape."""
+    unchecked_flags: str | None = None
+    """The engine release whose ``extra_args`` inferstack has no flag list of (``SGLang 0.5.19``): they pass
+    unchecked with a warning. None: checked (vLLM) or no ``extra_args``."""
+    engine_image: Callable[[Any, AcceleratorKind], str] | None = None
+    """``(workload config, the pool's accelerator) -> image`` its server runs — what the plan renders, and whose
+    vLLM release (image facts, else the tag) sizes its engines. None: no image of its own to size by (the pinned GPU
+    vLLM's release sizes it)."""
+    images: tuple[str, ...] = ()
+    """The pinned images its pods may run: keys of :data:`~inferstack.catalog.versions.ENGINE_IMAGES` (each with
+    image facts, :mod:`inferstack.catalog.images`) or :data:`~inferstack.catalog.versions.IMAGES`. Default none: the
+    image is the workload's own (a NIM image is named per model)."""
+    examples: tuple[str, ...] = ()
+    """Files under ``examples/`` that show it. Default none."""
+
+    def models_served(self, workload: WorkloadBase) -> tuple[str, ...]:
+        """What clients put in ``model`` for ``workload`` (see :attr:`served_models`)."""
+        if self.served_models is not None:
+            return self.served_models(workload)
+        model = getattr(workload, "model", None)
+        return (model.name,) if model is not None else ()
 
 
-BUILT_IN_KINDS: tuple[WorkloadKind, ...] = (
-    WorkloadKind(
-        name="vllm",
-        paths="inferstack.plan.runtime_paths:vllm_paths",
-        config=VllmWorkloadConfig,
-        plan="inferstack.plan.vllm:plan_vllm",
-        chart="inferstack.charts.vllm:VllmChart",
-        rules=(
-            "inferstack.rules.serving:RULES",
-            "inferstack.rules.engine_flags:RULES",
-            "inferstack.rules.aibrix:RULES",
-        ),
-        summary="vLLM, one server pod per replica (Deployment); optionally AIBrix LoRA adapters",
-    ),
-    WorkloadKind(
-        name="vllm_multinode",
-        paths="inferstack.plan.runtime_paths:vllm_multinode_paths",
-        config=VllmMultinodeWorkloadConfig,
-        plan="inferstack.plan.vllm:plan_vllm_multinode",
-        chart="inferstack.charts.vllm_multinode:VllmMultinodeChart",
-        rules=(
-            "inferstack.rules.serving:RULES",
-            "inferstack.rules.engine_flags:RULES",
-            "inferstack.rules.multinode:RULES",
-        ),
-        operators=("lws",),
-        summary="vLLM across nodes: a LeaderWorkerSet group per replica, the leader serves",
-    ),
-    WorkloadKind(
-        name="ray_serve",
-        paths="inferstack.plan.runtime_paths:ray_serve_paths",
-        config=RayServeWorkloadConfig,
-        plan="inferstack.plan.ray_serve:plan_ray_serve",
-        chart="inferstack.charts.ray_serve:RayServeChart",
-        rules=("inferstack.rules.ray_serve:RULES",),
-        operators=("kuberay",),
-        summary="Ray Serve LLM on a KubeRay RayService: several models, or prefill/decode over NIXL",
-    ),
-    WorkloadKind(
-        name="triton",
-        paths="inferstack.plan.runtime_paths:triton_paths",
-        config=TritonWorkloadConfig,
-        plan="inferstack.plan.triton:plan_triton",
-        chart="inferstack.charts.triton:TritonChart",
-        rules=("inferstack.rules.serving:RULES",),
-        summary="NVIDIA Triton with its vLLM backend (a generated model repository), one pod per replica",
-    ),
-    WorkloadKind(
-        name="sglang",
-        paths="inferstack.plan.runtime_paths:sglang_paths",
-        config=SglangWorkloadConfig,
-        plan="inferstack.plan.engines:plan_sglang",
-        chart="inferstack.charts.sglang:SglangChart",
-        rules=("inferstack.rules.engines:RULES",),
-        summary="SGLang (RadixAttention, structured output), one pod per replica",
-    ),
-    WorkloadKind(
-        name="tgi",
-        paths="inferstack.plan.runtime_paths:tgi_paths",
-        config=TgiWorkloadConfig,
-        plan="inferstack.plan.engines:plan_tgi",
-        chart="inferstack.charts.tgi:TgiChart",
-        rules=("inferstack.rules.engines:RULES",),
-        summary="Hugging Face TGI 3.3.7 (maintenance mode upstream), one pod per replica",
-    ),
-    WorkloadKind(
-        name="ollama",
-        paths="inferstack.plan.runtime_paths:ollama_paths",
-        config=OllamaWorkloadConfig,
-        plan="inferstack.plan.engines:plan_ollama",
-        chart="inferstack.charts.ollama:OllamaChart",
-        rules=("inferstack.rules.engines:RULES",),
-        operators=("model-cache",),
-        summary="Ollama (GGUF, dev/test, CPU or GPU) with its models on a persistent volume",
-    ),
-    WorkloadKind(
-        name="litellm",
-        paths="inferstack.plan.runtime_paths:litellm_paths",
-        config=LiteLLMWorkloadConfig,
-        plan="inferstack.plan.litellm:plan_litellm",
-        chart="inferstack.charts.litellm:LiteLLMChart",
-        rules=("inferstack.rules.litellm:RULES",),
-        summary="LiteLLM proxy: one OpenAI-compatible gateway over the app's workloads and external providers",
-    ),
-    WorkloadKind(
-        name="kserve",
-        paths="inferstack.plan.runtime_paths:kserve_paths",
-        config=KServeWorkloadConfig,
-        plan="inferstack.plan.kserve:plan_kserve",
-        chart="inferstack.charts.kserve:KServeChart",
-        rules=("inferstack.rules.serving:RULES", "inferstack.rules.kserve:RULES"),
-        operators=("kserve",),
-        summary="KServe InferenceService (Hugging Face runtime, vLLM backend): Standard, or Knative scale to zero",
-    ),
-    WorkloadKind(
-        name="nim",
-        paths="inferstack.plan.runtime_paths:nim_paths",
-        config=NimWorkloadConfig,
-        plan="inferstack.plan.nim:plan_nim",
-        chart="inferstack.charts.nim:NimChart",
-        rules=("inferstack.rules.nim:RULES",),
-        operators=("nim", "model-cache"),
-        summary="NVIDIA NIM through the NIM operator: a NIMCache of the model's profiles and a NIMService",
-    ),
-    WorkloadKind(
-        name="dynamo",
-        paths="inferstack.plan.runtime_paths:dynamo_paths",
-        config=DynamoWorkloadConfig,
-        plan="inferstack.plan.dynamo:plan_dynamo",
-        chart="inferstack.charts.dynamo:DynamoChart",
-        rules=("inferstack.rules.serving:RULES", "inferstack.rules.dynamo:RULES"),
-        operators=("dynamo",),
-        summary="NVIDIA Dynamo: a DynamoGraphDeployment of a frontend and vLLM workers, aggregated or prefill/decode",
-    ),
-)
-
-KINDS: dict[str, WorkloadKind] = {kind.name: kind for kind in BUILT_IN_KINDS}
+KINDS: dict[str, WorkloadKind] = {}
+"""The registered kinds, in registration order (the built-in ones first)."""
+_BUILT_IN: set[str] = set()
 #: Bumped on every registration, so caches of loaded parts know when to reload.
 _generation = [0]
 
@@ -193,7 +122,10 @@ def _kind_of(value: Any) -> str | None:
 
 
 def workload_union() -> Any:
-    """The type of one ``workloads[]`` entry: the registered config models, discriminated on ``kind``."""
+    """The type of one ``workloads[]`` entry: the registered config models, discriminated on ``kind`` (the base
+    model while the built-in kinds are being registered, during ``import inferstack``)."""
+    if not KINDS:
+        return WorkloadBase
     members = tuple(Annotated[kind.config, Tag(kind.name)] for kind in KINDS.values())
     valid = ", ".join(KINDS)
     return Annotated[
@@ -207,28 +139,46 @@ def workload_union() -> Any:
     ]
 
 
-def register_kind(kind: WorkloadKind) -> None:
-    """Add (or replace) a kind; the config model accepts it from now on."""
+def _problems(kind: WorkloadKind) -> list[str]:
+    problems = []
     if kind.config.model_fields["kind"].default != kind.name:
-        raise ValueError(f"{kind.config.__name__}.kind must default to {kind.name!r} (a Literal of the kind name)")
-    if kind.paths is None:
-        raise ValueError(
-            f"kind {kind.name!r}: paths — declare the network paths its pods use at run time "
-            "(a function returning inferstack.plan.runtime_paths.RuntimePaths: serving and metrics ports, calls, "
-            "downloads); the NetworkPolicies admit nothing else"
-        )
+        problems.append(f"{kind.config.__name__}.kind must default to {kind.name!r} (a Literal of the kind name)")
+    for part in ("plan", "chart", "paths"):
+        if not callable(getattr(kind, part)):
+            problems.append(f"{part} must be callable, not {getattr(kind, part)!r}")
     unknown = sorted(set(kind.operators) - WORKLOAD_OPERATORS)
     if unknown:
-        raise ValueError(
-            f"kind {kind.name!r}: operators {unknown} — inferstack installs {', '.join(sorted(WORKLOAD_OPERATORS))}"
-        )
-    KINDS[kind.name] = kind
+        problems.append(f"operators {unknown} — inferstack installs {', '.join(sorted(WORKLOAD_OPERATORS))}")
+    if (kind.endpoint is None) == (not kind.no_endpoint):
+        problems.append("endpoint — give its OpenAI-compatible endpoint, or no_endpoint saying why it has none")
+    images = sorted(set(kind.images) - set(ENGINE_IMAGES) - set(IMAGES))
+    if images:
+        problems.append(f"images {images} — pinned images: {', '.join([*ENGINE_IMAGES, *IMAGES])}")
+    return problems
+
+
+def register_kinds(*kinds: WorkloadKind, built_in: bool = False) -> None:
+    """Add (or replace) ``kinds``; the config model accepts them from now on. :raises ValueError: naming each part
+    a kind lacks."""
+    for kind in kinds:
+        problems = _problems(kind)
+        if problems:
+            raise ValueError(f"kind {kind.name!r}: " + "; ".join(problems))
+    for kind in kinds:
+        KINDS[kind.name] = kind
+        if built_in:
+            _BUILT_IN.add(kind.name)
     _rebuild()
+
+
+def register_kind(kind: WorkloadKind) -> None:
+    """Add (or replace) one kind (see :func:`register_kinds`)."""
+    register_kinds(kind)
 
 
 def unregister_kind(name: str) -> None:
     """Remove a kind registered with :func:`register_kind` (built-in kinds stay)."""
-    if name in {k.name for k in BUILT_IN_KINDS}:
+    if name in _BUILT_IN:
         raise ValueError(f"{name} is a built-in kind")
     KINDS.pop(name, None)
     _rebuild()
@@ -250,13 +200,13 @@ def _rebuild() -> None:
         hook()
 
 
-def load(ref: Ref) -> Any:
-    """A registry part: ``ref`` itself, or the attribute ``"module:attribute"`` names."""
-    if not isinstance(ref, str):
-        return ref
-    module, _, attribute = ref.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+def pinned_image(key: str) -> Callable[[Any, AcceleratorKind], str]:
+    """An :attr:`WorkloadKind.engine_image` that is always the pinned image ``key`` (of ``ENGINE_IMAGES`` or
+    ``IMAGES``)."""
+    image = ENGINE_IMAGES.get(key) or IMAGES[key]
+    return lambda workload, accelerator: image
 
 
-def kind_of(workload: WorkloadBase) -> WorkloadKind:
-    return KINDS[workload.kind]
+def kind_of(workload: WorkloadBase | str) -> WorkloadKind:
+    """The registered kind of ``workload`` (or of the kind name)."""
+    return KINDS[workload if isinstance(workload, str) else workload.kind]

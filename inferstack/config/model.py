@@ -39,6 +39,18 @@ from inferstack.config.types import (
     VpcCidr,
 )
 
+#: Tag-key prefixes that name an owner of the instance (lowercase): Karpenter terminates instances carrying its
+#: keys that no NodeClaim backs (its garbage collection) and its EC2NodeClass CRD refuses karpenter.sh/nodepool,
+#: karpenter.sh/nodeclaim, karpenter.k8s.aws/ec2nodeclass, kubernetes.io/cluster* and eks:eks-cluster-name
+#: (karpenter.k8s.aws_ec2nodeclasses.yaml spec.tags x-kubernetes-validations, v1.14.1); ``aws:`` is AWS's own.
+OWNED_TAG_PREFIXES: dict[str, str] = {
+    "aws:": "AWS",
+    "eks:": "Amazon EKS",
+    "karpenter.sh/": "Karpenter",
+    "karpenter.k8s.aws/": "Karpenter",
+    "kubernetes.io/cluster": "Kubernetes (cluster ownership)",
+}
+
 
 class EndpointAccess(StrEnum):
     """Who can reach the Kubernetes API endpoint."""
@@ -398,6 +410,9 @@ class ObservabilityConfig(StrictModel):
     """Fluent Bit on every node ships every container's log to the CloudWatch Logs group
     ``/aws/eks/<cluster>/containers-<stack id>`` (KMS-encrypted, retained when the stack goes). Only on the cluster
     inferstack creates. Default on."""
+    log_pod_exclusion: bool = False
+    """Let a pod keep its logs out of that group with the annotation ``fluentbit.io/exclude: "true"``. Default off:
+    every container's log is shipped, so no tenant can hide what its pods do."""
     log_retention_days: int = 30
     """How long that group keeps events, days: one of CloudWatch Logs' values (1, 3, 5, 7, 14, 30, 60, 90, 120, 150,
     180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653). Default 30."""
@@ -474,18 +489,27 @@ class InferstackConfig(StrictModel):
         # AWS tag rules (Tagging AWS resources): key 1-128, value ≤ 256 characters of letters, digits, spaces and
         # _ . : / = + - @; keys may not start with "aws:". CloudFormation refuses others only at deploy time.
         for key, value in tags.items():
+            owner = next((o for prefix, o in OWNED_TAG_PREFIXES.items() if key.lower().startswith(prefix)), None)
+            if owner is not None:
+                raise PydanticCustomError(
+                    "tag_key",
+                    "{key} is a tag key {owner} owns — inferstack's tags reach the system nodes and every Karpenter "
+                    "node, where such a key makes the owner claim (or clean up) them; use a key of your own, e.g. "
+                    "'team' or 'example.com/owner'",
+                    {"key": repr(key)[:60], "owner": owner, "field": key[:80]},
+                )
             if not _TAG_TEXT.match(key) or not 1 <= len(key) <= 128 or key.lower().startswith("aws:"):
                 raise PydanticCustomError(
                     "tag_key",
                     "{key} is not an AWS tag key — 1-128 letters, digits, spaces and _ . : / = + - @, not starting "
                     "with 'aws:'",
-                    {"key": repr(key)[:60], "field": f"tags.{key}"[:80]},
+                    {"key": repr(key)[:60], "field": key[:80]},
                 )
             if not _TAG_TEXT.match(value) or len(value) > 256:
                 raise PydanticCustomError(
                     "tag_value",
                     "not an AWS tag value — at most 256 letters, digits, spaces and _ . : / = + - @",
-                    {"field": f"tags.{key}"},
+                    {"field": key[:80]},
                 )
         return tags
 

@@ -42,6 +42,14 @@ def check_fs_path(value: str) -> str:
     return value
 
 
+#: Bucket-name prefixes and suffixes S3 reserves (Amazon S3 User Guide, "General purpose bucket naming rules":
+#: xn--, sthree-, amzn-s3-demo-; -s3alias (access point aliases), --ol-s3 (Object Lambda), .mrap (Multi-Region
+#: Access Points), --x-s3 (directory buckets), --table-s3 (table buckets)). Read from the AWS documentation, not
+#: confirmed offline against the S3 API (?).
+RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+RESERVED_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+
+
 class BucketEncryption(StrEnum):
     KMS = "kms"
     """SSE-KMS with a customer managed key (rotation on). Default."""
@@ -74,6 +82,21 @@ class ModelBucketConfig(StrictModel):
                 "bucket",
                 "not a valid S3 bucket name — 3-63 lowercase letters, digits, '.', '-', no '..' and not an IP address",
             )
+        if value is not None:
+            reserved = [p for p in RESERVED_BUCKET_PREFIXES if value.startswith(p)]
+            reserved += [s for s in RESERVED_BUCKET_SUFFIXES if value.endswith(s)]
+            if reserved:
+                raise PydanticCustomError(
+                    "bucket",
+                    "{name} uses {part}, which S3 reserves (prefixes {prefixes}; suffixes {suffixes}) — choose "
+                    "another name",
+                    {
+                        "name": repr(value),
+                        "part": repr(reserved[0]),
+                        "prefixes": ", ".join(RESERVED_BUCKET_PREFIXES),
+                        "suffixes": ", ".join(RESERVED_BUCKET_SUFFIXES),
+                    },
+                )
         return value
 
     @model_validator(mode="after")

@@ -64,10 +64,30 @@ def _check_cidr(value: str) -> str:
     return str(network)
 
 
+#: IPv4 ranges no VPC can use: "this network" (0.0.0.0/8), loopback, link-local (the instance metadata service and
+#: the Pod Identity agent answer on 169.254.169.254 and 169.254.170.23 inside every VPC), multicast and the reserved
+#: class E (RFC 6890). Whether CreateVpc itself refuses each was not confirmed offline (?): a VPC in one cannot work.
+UNUSABLE_VPC_RANGES: tuple[tuple[str, str], ...] = (
+    ("0.0.0.0/8", "'this network'"),
+    ("127.0.0.0/8", "loopback"),
+    ("169.254.0.0/16", "link-local (the instance metadata service, the Pod Identity agent)"),
+    ("224.0.0.0/4", "multicast"),
+    ("240.0.0.0/4", "reserved"),
+)
+
+
 def _check_vpc_cidr(value: str) -> str:
     network = ipaddress.IPv4Network(_check_cidr(value))
     if not 16 <= network.prefixlen <= 24:
         raise PydanticCustomError("vpc_cidr", "a VPC CIDR block must be between /16 and /24 (e.g. '10.0.0.0/16')")
+    for reserved, what in UNUSABLE_VPC_RANGES:
+        if network.overlaps(ipaddress.IPv4Network(reserved)):
+            raise PydanticCustomError(
+                "vpc_cidr",
+                "in {range}, {what}: no VPC can use it — use a private range such as '10.0.0.0/16', "
+                "'172.16.0.0/16' or '192.168.0.0/16'",
+                {"range": reserved, "what": what},
+            )
     return str(network)
 
 

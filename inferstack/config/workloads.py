@@ -33,6 +33,9 @@ MISTRAL_FORMAT_FLAGS = frozenset({"--tokenizer-mode", "--config-format", "--load
 #: An ``overrides`` key: an object's Kind, or Kind/name.
 OverrideTarget = Annotated[str, Field(pattern=r"^[A-Z][A-Za-z0-9]*(/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$")]
 _IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha256:[a-f0-9]{64})$")
+_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+#: A served model name: printable, no whitespace (it is a command-line value and a JSON string clients send).
+_SERVED_NAME = re.compile(r"^[^\s\x00-\x1f\x7f]{1,256}$")
 
 
 class ModelSourceType(StrEnum):
@@ -56,7 +59,19 @@ class SecretRef(StrictModel):
     name: KubernetesName
     """Secret name."""
     key: str = "token"
-    """Key inside the Secret. Default ``token``."""
+    """Key inside the Secret: 1-253 letters, digits, ``-``, ``_``, ``.`` (what Kubernetes accepts). Default
+    ``token``."""
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, value: str) -> str:
+        # Kubernetes IsConfigMapKey (Secrets use it): [-._a-zA-Z0-9]+, at most 253, not "." or "..".
+        if not _SECRET_KEY.match(value) or len(value) > 253 or value in (".", ".."):
+            raise PydanticCustomError(
+                "secret_key",
+                "not a Secret key Kubernetes accepts — 1-253 letters, digits, '-', '_', '.' (e.g. 'token')",
+            )
+        return value
 
 
 class InlineArchitecture(StrictModel):
@@ -134,13 +149,24 @@ class ModelConfig(StrictModel):
     """Branch, tag or commit (Hugging Face revision: letters, digits, ``.``, ``_``, ``-``, ``/``; e.g. a 40-hex
     commit). Pin a commit in production. Default ``main``."""
     served_name: str | None = None
-    """Name clients put in ``model``. Default: the id."""
+    """Name clients put in ``model``: 1-256 characters, no spaces or control characters. Default: the id."""
     source: ModelSource = ModelSource()
     """Where the engine reads the weights. Default: Run:ai streamer from the model bucket."""
     hf_token_secret: SecretRef | None = None
     """Secret holding a Hugging Face token (gated models; ``hf`` source and the model-sync job)."""
     architecture: InlineArchitecture | None = None
     """Required for models not in the catalog."""
+
+    @field_validator("served_name")
+    @classmethod
+    def _served_name(cls, value: str | None) -> str | None:
+        if value is not None and not _SERVED_NAME.match(value):
+            raise PydanticCustomError(
+                "served_name",
+                "not a model name clients can send — 1-256 characters without spaces or control characters "
+                "(e.g. 'qwen3-8b'); leave it unset to serve the model's id",
+            )
+        return value
 
     @field_validator("revision")
     @classmethod

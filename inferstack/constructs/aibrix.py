@@ -34,17 +34,28 @@ def pod_labels(model_name: str) -> dict[str, str]:
 @dataclass(frozen=True, kw_only=True)
 class AdapterSpec:
     name: str
+    """The adapter's name: the ModelAdapter's name and router label, what clients put in ``model`` (AIBrix loads it
+    as the LoRA name)."""
     artifact: str
+    """``artifactURL``: where AIBrix loads the adapter from, e.g. ``huggingface://org/adapter``."""
     base_model: str
+    """The Hugging Face id the adapter was trained on. Not rendered (the ModelAdapter's ``baseModel`` is
+    ``model_name``); rule AIBRIX-BASE-MODEL checks it against the workload's model."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class PodAutoscalerSpec:
     strategy: str
+    """``scalingStrategy``: ``KPA``, ``APA`` or ``HPA`` (the CRD's enum)."""
     min_replicas: int
+    """``minReplicas`` of the Deployment."""
     max_replicas: int
+    """``maxReplicas`` of the Deployment."""
     metric: str
+    """``targetMetric``: a key of AIBrix's metric registry (e.g. ``num_requests_waiting``), read from each pod's
+    ``/metrics`` on port 8000."""
     target: float
+    """``targetValue``: the per-pod target of ``metric`` (requests, or a 0–1 usage fraction)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,11 +63,18 @@ class AibrixObjectsProps:
     """The Deployment (and its model name) the objects belong to."""
 
     name: str
+    """The vLLM Deployment's name: the PodAutoscaler's name and its ``scaleTargetRef``."""
     namespace: str
+    """Namespace of the Deployment, the ModelAdapters and the PodAutoscaler."""
     model_name: str
+    """The base model's name (the pods' ``model.aibrix.ai/name``, its Service, ``--served-model-name``): the
+    ModelAdapters' ``baseModel`` and pod selector."""
     adapters: Sequence[AdapterSpec] = ()
+    """The LoRA adapters, one ModelAdapter each. Default none."""
     autoscaler: PodAutoscalerSpec | None = None
+    """A PodAutoscaler on the Deployment. Default none."""
     labels: Mapping[str, str] | None = None
+    """Labels of the ModelAdapters and the PodAutoscaler. Default none."""
 
 
 class AibrixObjects(Construct):

@@ -54,9 +54,13 @@ class BenchLoad:
     """The load, in ``vllm bench serve``'s terms."""
 
     concurrency: int
+    """``--max-concurrency``: most requests in flight at once."""
     input_tokens: int
+    """``--random-input-len``: prompt length of each random request, tokens."""
     output_tokens: int
+    """``--random-output-len``: tokens generated per request (``--ignore-eos``: always that many)."""
     num_prompts: int
+    """``--num-prompts``: requests sent in one run."""
     request_rate: float | None = None
     """Requests/s; None: ``inf``."""
 
@@ -66,6 +70,7 @@ class BenchJobProps:
     name: str
     """Of the workload benchmarked: the CronJob is ``<name>-bench``."""
     namespace: str
+    """Namespace of the CronJob (the workload's). An RFC 1123 label."""
     base_url: str
     """``http://<service>.<namespace>.svc.cluster.local:<port>``."""
     endpoint: str
@@ -73,21 +78,33 @@ class BenchJobProps:
     model: str
     """The served model name sent in each request."""
     load: BenchLoad
+    """The load ``vllm bench serve`` generates."""
     service_account: str
+    """ServiceAccount of the bench pods (its token is not mounted): it reads ``model_prefix`` and writes
+    ``results_prefix`` in ``bucket``."""
     bucket: str
+    """The model bucket: tokenizer files are copied from it, results uploaded to it."""
     region: str
     """The bucket's region (the aws CLI's AWS_REGION: no instance-metadata fallback in a pod)."""
     model_prefix: str | None
     """The model's bucket prefix, whose tokenizer files are copied; None: ``tokenizer`` is a Hugging Face id."""
     results_prefix: str
+    """Key prefix of the results, joined as is: each run uploads ``/results`` under ``<results_prefix><UTC time>/``
+    in ``bucket``."""
     tokenizer: str | None = None
     """A Hugging Face id when ``model_prefix`` is None."""
     tokenizer_mode: str | None = None
     """``mistral`` for Mistral-format checkpoints. Default: vLLM's."""
     hf_token_secret: tuple[str, str] | None = None
+    """Secret (name, key) read into the bench container's ``HF_TOKEN`` (a gated Hugging Face tokenizer). Default
+    none."""
     node_selector: Mapping[str, str] | None = None
+    """The bench pods' nodeSelector. Default none."""
     timeout_seconds: int = 3600
+    """The Job's ``activeDeadlineSeconds``: a run still going after this long is stopped, seconds. Default 3600."""
     image: str = ENGINE_IMAGES["vllm-gpu"]
+    """The image that runs ``vllm bench serve``, pinned by tag or digest. Default the pinned ``vllm-gpu`` engine
+    image."""
 
 
 def bench_args(props: BenchJobProps) -> list[str]:

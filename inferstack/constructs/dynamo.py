@@ -105,19 +105,37 @@ class DynamoComponentProps:
     """One component: ``type`` (frontend, worker, prefill, decode), its replicas and its ``main`` container."""
 
     name: str
+    """Component name (unique in the graph; the operator names its objects ``<graph>-<name>``), also the pods'
+    ``inferstack.io/role`` label. An RFC 1123 label."""
     type: str
+    """``frontend`` (the OpenAI HTTP API; a graph needs one), ``worker``, ``prefill`` or ``decode``; decides the
+    ports ``main`` declares (``http`` or ``system``/``nixl``)."""
     replicas: int = 1
+    """Pods of the component. At least 1. Default 1."""
     image: str
+    """Image of ``main`` (a Dynamo runtime), pinned by tag or digest; its Dynamo release must be the pinned
+    operator's (major.minor)."""
     command: Sequence[str]
+    """The whole command of ``main`` (it replaces the operator's)."""
     args: Sequence[str] = ()
+    """The whole arguments of ``main`` (they replace the operator's). Default none."""
     env: Sequence[k8s.EnvVar] = ()
+    """Environment of ``main`` (the model's and the engine's variables). Default none."""
     requests: Mapping[str, str]
+    """Requests of ``main`` (``nvidia.com/gpu`` included), Kubernetes quantities."""
     limits: Mapping[str, str]
+    """Limits of ``main``; extended resources must equal their ``requests``."""
     node_selector: Mapping[str, str]
+    """The component pods' nodeSelector."""
     tolerations: Sequence[TolerationSpec] = ()
+    """Taints the component pods tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default
+    none."""
     volumes: Sequence[k8s.Volume] = ()
+    """Pod volumes besides the cache and /tmp emptyDirs (e.g. the model's). Default none."""
     mounts: Sequence[k8s.VolumeMount] = ()
+    """Mounts of ``volumes`` in ``main``. Default none."""
     init_containers: Sequence[k8s.Container] = ()
+    """Init containers of the component pods (e.g. waiting for the model sync). Default none."""
     shm_gib: float = 8
     """``sharedMemorySize`` (``/dev/shm``), GiB. Default 8 (the operator's)."""
     affinity: Mapping[str, Any] | None = None
@@ -139,12 +157,22 @@ class DynamoGraphProps:
     """
 
     name: str
+    """Name of the DynamoGraphDeployment, prefix of the objects the operator creates (``<name>-<component>``) and of
+    the PodMonitors; also the ``app.kubernetes.io/name`` label. An RFC 1123 label."""
     namespace: str
+    """Namespace of the graph and PodMonitors. An RFC 1123 label."""
     components: Sequence[DynamoComponentProps]
+    """The components: unique names, at least one of type ``frontend``."""
     backend: str = "vllm"
+    """``backendFramework``: ``vllm``, ``sglang`` or ``trtllm``. Default ``vllm``."""
     pull_secrets: Sequence[str] = ()
+    """Image pull Secrets of every component's pods. Default none."""
     monitoring: bool = True
+    """Render PodMonitors ``<name>-frontend`` (``/metrics`` on ``http``) and ``<name>-workers`` (``/metrics`` on
+    ``system``). Default True."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra labels of the graph and its pods (``app.kubernetes.io/*`` and ``inferstack.io/role`` are the
+    construct's). Default none."""
 
 
 class DynamoGraph(Construct):

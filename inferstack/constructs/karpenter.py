@@ -20,8 +20,14 @@ class Requirement:
     """A NodePool scheduling requirement (``key operator values``)."""
 
     key: str
+    """Node label key, e.g. ``karpenter.k8s.aws/instance-family``, ``karpenter.sh/capacity-type``,
+    ``kubernetes.io/arch``."""
     operator: str = "In"
+    """``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt``, ``Gte`` or ``Lte`` (the CRD's enum). Default
+    ``In``."""
     values: tuple[str, ...] = ()
+    """Label values the operator compares with (one integer for ``Gt``/``Lt``…); not rendered when empty. Default
+    none."""
 
     def render(self) -> dict[str, Any]:
         out: dict[str, Any] = {"key": self.key, "operator": self.operator}
@@ -33,8 +39,11 @@ class Requirement:
 @dataclass(frozen=True, kw_only=True)
 class NodeTaint:
     key: str
+    """Taint key, e.g. ``nvidia.com/gpu``."""
     value: str | None = None
+    """Taint value. Default none (not rendered)."""
     effect: str = "NoSchedule"
+    """``NoSchedule``, ``PreferNoSchedule`` or ``NoExecute``. Default ``NoSchedule``."""
 
     def render(self) -> dict[str, Any]:
         out = {"key": self.key, "effect": self.effect}
@@ -48,9 +57,16 @@ class Budget:
     """Disruption budget: ``nodes`` at most, optionally in a cron window (UTC) for some reasons."""
 
     nodes: str
+    """Most nodes disrupted at once: a count (``2``) or a percentage of the pool's nodes (``10%``); ``0`` blocks
+    disruption."""
     schedule: str | None = None
+    """Cron schedule (UTC) opening the budget's window, e.g. ``0 9 * * mon-fri``; needs ``duration``. Default none:
+    always in force."""
     duration: str | None = None
+    """Length of each ``schedule`` window, hours and minutes (``8h``, ``1h30m``); rendered only with ``schedule``.
+    Default none."""
     reasons: tuple[str, ...] = ()
+    """Disruption reasons the budget limits: ``Underutilized``, ``Empty``, ``Drifted``. Default none: all of them."""
 
     def render(self) -> dict[str, Any]:
         out: dict[str, Any] = {"nodes": self.nodes}
@@ -67,18 +83,30 @@ class NodePoolProps:
     """Props of a Karpenter NodePool. Units: durations as Karpenter strings (``30m``, ``720h``)."""
 
     name: str
+    """Name of the NodePool (cluster-scoped)."""
     node_class: str
     """Name of the EC2NodeClass the pool launches with."""
     requirements: Sequence[Requirement]
+    """Requirements of the pool's nodes (instance types or families, capacity type, architecture, zones…)."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels of the pool's nodes (``template.metadata.labels``): what workloads' nodeSelectors match. Default none."""
     taints: Sequence[NodeTaint] = ()
+    """Taints of the pool's nodes (only pods tolerating them land there). Default none."""
     limits: Mapping[str, int] = field(default_factory=dict)
     """Resource limits over all nodes of the pool, e.g. ``{"nvidia.com/gpu": 64, "cpu": 1000}``. Default none."""
     consolidation_policy: str = "WhenEmpty"
+    """``disruption.consolidationPolicy``: ``WhenEmpty`` (remove empty nodes only), ``WhenEmptyOrUnderutilized``
+    (also repack pods) or ``Balanced``. Default ``WhenEmpty``."""
     consolidate_after: str = "30m"
+    """``disruption.consolidateAfter``: how long after a pod last arrived on or left a node it may be consolidated, a
+    duration or ``Never``. Default ``30m``."""
     expire_after: str = "720h"
+    """``template.spec.expireAfter``: age at which a node is replaced, a duration or ``Never``. Default ``720h`` (30
+    days)."""
     budgets: Sequence[Budget] = (Budget(nodes="10%"),)
+    """Disruption budgets (``disruption.budgets``). Default one: at most 10% of the nodes at a time."""
     weight: int | None = None
+    """Priority among the NodePools a pod fits (higher first), 1–100. Default none (not set)."""
     overrides: Mapping[str, Any] = field(default_factory=dict)
     """Escape hatch deep-merged into the manifest before validation."""
 
@@ -115,21 +143,30 @@ class Ec2NodeClassProps:
     """Props of a Karpenter EC2NodeClass. Secure defaults: IMDSv2 only with hop limit 1, encrypted gp3 root."""
 
     name: str
+    """Name of the EC2NodeClass (cluster-scoped), what a NodePool's ``node_class`` names."""
     role: str
     """Name of the node IAM role (Karpenter creates the instance profile)."""
     ami_alias: str
     """``amiSelectorTerms`` alias, e.g. ``al2023@v20260714`` (pinned in the catalog)."""
     subnet_ids: Sequence[str]
+    """Subnets the nodes launch into (``subnetSelectorTerms`` by id)."""
     security_group_ids: Sequence[str]
+    """Security groups of the nodes (``securityGroupSelectorTerms`` by id)."""
     root_volume_gib: int = 100
+    """Size of the encrypted gp3 root volume (images, containers' writable layers, emptyDirs), GiB. Default 100."""
     root_device: str = "/dev/xvda"
+    """Device name of the root volume's block device mapping. Default ``/dev/xvda`` (AL2023's root)."""
     network_interfaces: Sequence[NetworkInterface] = ()
     """EFA layout (see ``inferstack.catalog.efa_layout``). Default: Karpenter's single ENA interface."""
     placement_group: str | None = None
     """Name of a cluster placement group. Default none."""
     capacity_reservation_ids: Sequence[str] = ()
+    """EC2 capacity reservations the nodes may launch into (``capacityReservationSelectorTerms`` by id). Default
+    none."""
     tags: Mapping[str, str] = field(default_factory=dict)
+    """Tags Karpenter puts on the instances and what it launches with them. Default none."""
     overrides: Mapping[str, Any] = field(default_factory=dict)
+    """Escape hatch deep-merged into the manifest before validation. Default none."""
 
 
 class Ec2NodeClass(CustomResource):

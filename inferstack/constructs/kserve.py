@@ -50,30 +50,66 @@ class KServeServiceProps:
     """
 
     name: str
+    """Name of the InferenceService and PodMonitor (KServe names the predictor Service ``<name>-predictor``); also
+    the ``app.kubernetes.io/name`` label. An RFC 1123 label."""
     namespace: str
+    """Namespace of the InferenceService and PodMonitor. An RFC 1123 label."""
     mode: str = "Standard"
+    """KServe deployment mode (``serving.kserve.io/deploymentMode``): ``Standard`` (a Deployment; an HPA when min ≠
+    max replicas) or ``Knative`` (a Knative Service; may scale to zero). Default ``Standard``."""
     service_account: str
+    """ServiceAccount of the predictor pods. An RFC 1123 label."""
     storage_uri: str | None = None
+    """``pvc://<claim>/<path>`` (the only scheme accepted): KServe mounts the claim read-only at ``/mnt/models``.
+    Default none: the server downloads ``--model_id`` itself."""
     args: Sequence[str] = ()
+    """Hugging Face server arguments after the runtime's ``--model_name`` (unknown ones are dropped by the server).
+    Default none."""
     env: Sequence[Mapping[str, Any]] = ()
+    """Environment of the model container, as Kubernetes EnvVar objects (``name`` with ``value`` or ``valueFrom``).
+    Default none."""
     requests: Mapping[str, str]
+    """Model-container requests, Kubernetes quantities."""
     limits: Mapping[str, str]
+    """Model-container limits; extended resources must equal their ``requests`` (``nvidia.com/gpu`` makes KServe use
+    the runtime's ``-gpu`` image)."""
     node_selector: Mapping[str, str]
+    """The predictor pods' nodeSelector."""
     tolerations: Sequence[TolerationSpec] = ()
+    """Taints the predictor pods tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default
+    none."""
     min_replicas: int = 1
+    """``predictor.minReplicas``: 0 (scale to zero) only in Knative mode, otherwise at least 1; at most
+    ``max_replicas``. Default 1."""
     max_replicas: int = 1
+    """``predictor.maxReplicas``; in Standard mode the HPA autoscaler is only enabled when it differs from
+    ``min_replicas``. Default 1."""
     scale_metric: str | None = None
+    """``predictor.scaleMetric``: ``concurrency`` or ``rps`` (Knative's autoscaler), ``cpu`` or ``memory`` (the
+    Standard-mode HPA). Default none: KServe's."""
     scale_target: int | None = None
+    """``predictor.scaleTarget``: per-pod target of ``scale_metric`` (requests, or utilisation percent for
+    cpu/memory). Default none: KServe's."""
     startup_seconds: int
+    """Standard mode: how long the startup probe lets the model load (``startup_seconds // 10`` failures, 10 seconds
+    apart), seconds. Knative mode uses ``progress_deadline_seconds`` instead."""
     progress_deadline_seconds: int | None = None
+    """Knative mode: ``serving.knative.dev/progress-deadline``, how long a revision may take to become ready (node,
+    image pull and model load), seconds. Default none: Knative's."""
     request_timeout_seconds: int | None = None
+    """Knative mode: the predictor's per-request ``timeout`` (a cold start waits within it), seconds. Default none:
+    Knative's."""
     priority_class: str | None = None
+    """Standard mode: the predictor pods' priorityClassName (not rendered in Knative mode). Default none."""
     monitoring: bool = True
+    """Render a PodMonitor scraping ``/metrics`` on port 8080 of the predictor pods. Default True."""
     init_containers: Sequence[Mapping[str, Any]] = ()
     """Standard mode: init containers of the predictor (e.g. waiting for the model sync). Default none."""
     volumes: Sequence[Mapping[str, Any]] = ()
     """Standard mode: volumes the init containers mount. Default none."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra labels of the InferenceService and its predictor pods (``app.kubernetes.io/*`` are set by the
+    construct). Default none."""
 
 
 class KServeService(Construct):

@@ -31,8 +31,12 @@ class SecretEnv:
     """An environment variable read from a Secret key."""
 
     name: str
+    """The environment variable's name (e.g. ``LITELLM_MASTER_KEY``, or the ``<VAR>`` of an ``os.environ/<VAR>`` in
+    the config)."""
     secret: str
+    """Name of the Secret holding the value (in the gateway's namespace)."""
     key: str
+    """Key of the value in ``secret``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,9 +44,14 @@ class PostgresProps:
     """The gateway's own Postgres: image, the password Secret, the volume."""
 
     image: str
+    """The Postgres image of the StatefulSet (run as uid 999), pinned by tag or digest."""
     password: SecretEnv
+    """The database password's Secret key (only ``secret`` and ``key`` are used: the container reads it as
+    ``POSTGRES_PASSWORD``)."""
     storage_gib: int
+    """Size of the ReadWriteOnce data volume (the StatefulSet's ``data`` claim), GiB."""
     storage_class: str
+    """StorageClass of the data volume."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,12 +64,25 @@ class LiteLLMGatewayProps:
     """
 
     image: str
+    """The LiteLLM proxy image (run as the image's own user), pinned by tag or digest."""
     config: Mapping[str, Any]
+    """``config.yaml`` (``model_list``, ``router_settings``, ``litellm_settings``, ``general_settings``), in the
+    ConfigMap ``<name>-config``; each ``os.environ/<VAR>`` it names must be in ``secret_env``."""
     secret_env: Sequence[SecretEnv]
+    """Variables read from Secrets: every ``os.environ/…`` the config names (provider keys), the master and salt
+    keys, the database's password or URL."""
     placement: EnginePlacement
+    """The proxy pods' name, namespace, resources and placement (Postgres uses its ``node_selector`` too); with
+    ``hpa`` the replicas are the HPA's."""
     env: Mapping[str, str] = field(default_factory=dict)
+    """Plain environment variables of the proxy (with ``postgres``, its ``DATABASE_HOST``/``_USERNAME``/``_NAME`` are
+    added). Default none."""
     hpa: tuple[int, int, int] | None = None
+    """``(min, max, cpu %)``: an HPA on CPU utilisation (percent of the CPU request) that owns the replicas. Default
+    none."""
     postgres: PostgresProps | None = None
+    """Deploy the gateway's own Postgres (StatefulSet and headless Service ``<name>-postgres``) and point the proxy
+    at it. Default none."""
 
 
 def _secret_env(item: SecretEnv) -> k8s.EnvVar:

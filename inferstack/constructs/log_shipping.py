@@ -53,7 +53,7 @@ CONFIG = """[SERVICE]
     Merge_Log         On
     Keep_Log          Off
     K8S-Logging.Parser  On
-    K8S-Logging.Exclude On
+    K8S-Logging.Exclude {exclude}
     Annotations       Off
 
 [OUTPUT]
@@ -72,9 +72,23 @@ class LogShippingProps:
     log_group: str
     """The CloudWatch Logs group (created, encrypted and retained by the stack)."""
     region: str
+    """Region of the log group (``AWS_REGION`` of Fluent Bit, its ``cloudwatch_logs`` output's ``region``)."""
     image: str
+    """The ``aws-for-fluent-bit`` image (2.32.5 or later reads Pod Identity credentials), pinned by tag or digest."""
     service_account: str = NAME
+    """ServiceAccount of the DaemonSet, created here and bound to the ClusterRole reading pods and namespaces; Pod
+    Identity gives it the log-writing role. Default ``fluent-bit``."""
     namespace: str = NAMESPACE
+    """Namespace created for Fluent Bit (Pod Security ``privileged``). An RFC 1123 label. Default ``logging``."""
+    pod_exclusion: bool = False
+    """Honour the pod annotation ``fluentbit.io/exclude: "true"`` (the ``kubernetes`` filter's
+    ``K8S-Logging.Exclude``): a pod that sets it ships no logs. Default False — every container's log is shipped,
+    so a pod cannot hide what it does from the log group."""
+
+
+def fluent_bit_config(props: LogShippingProps) -> str:
+    """The ``fluent-bit.conf`` of ``props`` (:data:`CONFIG` with the exclusion switch set)."""
+    return CONFIG.replace("{exclude}", "On" if props.pod_exclusion else "Off")
 
 
 class LogShipping(Construct):
@@ -117,7 +131,7 @@ class LogShipping(Construct):
             self,
             "config",
             metadata=k8s.ObjectMeta(name=NAME, namespace=props.namespace, labels=labels),
-            data={"fluent-bit.conf": CONFIG},
+            data={"fluent-bit.conf": fluent_bit_config(props)},
         )
         env = [
             k8s.EnvVar(name="AWS_REGION", value=props.region),

@@ -29,25 +29,35 @@ class ModelSourceProps:
     """Everything a source may need; unused fields are ignored. AWS values come in as strings (or tokens)."""
 
     kind: SourceKind
+    """Where the model comes from: ``s3`` (streamed from S3 by the Run:ai streamer), ``s3_mount`` or ``fsx`` (a
+    read-only PVC), ``image`` (inside the engine image) or ``hf`` (downloaded from the Hub at start)."""
     model_id: str
+    """The Hugging Face model id: what ``hf`` downloads; other kinds only name the source in errors with it."""
     revision: str = "main"
+    """``hf``: the Hub revision (``--revision``): a branch, tag or commit. Default ``main``."""
     bucket: str | None = None
+    """``s3`` (required): the bucket holding the checkpoint."""
     prefix: str | None = None
+    """``s3`` (required): the checkpoint's key prefix; the engine loads ``s3://<bucket>/<prefix>``."""
     region: str | None = None
+    """``s3`` (required): the bucket's region (``AWS_REGION`` and ``AWS_DEFAULT_REGION`` of the pod)."""
     claim_name: str | None = None
     """PVC of an ``s3_mount`` / ``fsx`` volume."""
     fsx_path: str | None = None
     """Path of the model inside the FSx file system (``fsx``)."""
     image_path: str | None = None
+    """``image`` (required): path of the model inside the engine image."""
     streamer_concurrency: int = 16
+    """``s3``: the Run:ai streamer's ``concurrency`` (parallel S3 reads). Default 16."""
     streamer_distributed: bool = False
     """``s3``: the Run:ai streamer's distributed loading (``{"distributed": true}``, vLLM ≥ 0.11.1 on CUDA, PR
     #27230): the ranks share the reading, each streaming its part, instead of every rank reading the whole
     checkpoint (TP 4 read the S3 bytes four times). Set it when one replica runs more than one rank. Default
     False."""
     hf_token_secret: tuple[str, str] | None = None
-    """(Secret name, key)."""
+    """``hf``: the Secret (name, key) read into ``HF_TOKEN`` (gated models). Default none."""
     hf_cache_gib: int = 100
+    """``hf``: size limit of the emptyDir the model downloads into (``HF_HOME``), GiB. Default 100."""
     suffix: str = ""
     """Appended to the volume names and mount paths, so several models can load in one pod (``-2``…). Default
     none."""
@@ -60,9 +70,14 @@ class ModelLoading:
     model: str
     """``--model`` / the positional model argument: an ``s3://`` URI, a local path or a Hugging Face id."""
     args: list[str] = field(default_factory=list)
+    """Engine arguments the source needs after the model (``--load-format runai_streamer …``, ``--revision``).
+    Default none."""
     env: list[k8s.EnvVar] = field(default_factory=list)
+    """Engine-container environment (``AWS_REGION``, ``HF_HOME``, ``HF_TOKEN``…). Default none."""
     volumes: list[k8s.Volume] = field(default_factory=list)
+    """Pod volumes (the model's read-only PVC or the Hub cache emptyDir). Default none."""
     mounts: list[k8s.VolumeMount] = field(default_factory=list)
+    """Engine-container mounts of ``volumes``. Default none."""
     needs_aws_credentials: bool = False
     """The pod reads S3 itself (Run:ai streamer): its service account needs the reader role."""
 

@@ -19,16 +19,24 @@ class ModelSyncJobProps:
     """Base name; the Job is ``<name>-<hash of its script and pod template>``, so a new revision, file set or
     image is a new Job."""
     namespace: str
+    """Namespace of the Job and its script ConfigMap."""
     service_account: str
     """Bound to a role that can write the prefix (and nothing else)."""
     bucket: str
+    """The model bucket the files are copied into."""
     prefix: str
+    """Key prefix the files go under (``s3://<bucket>/<prefix><file>``, joined as is); the completion marker is
+    written there last."""
     region: str
+    """The bucket's region (``AWS_REGION`` and ``AWS_DEFAULT_REGION`` of the Job)."""
     model_id: str
+    """The Hugging Face repository to copy, e.g. ``Qwen/Qwen3-8B``."""
     revision: str = "main"
+    """The revision to copy: a branch, tag or commit (recorded in the marker). Default ``main``."""
     hf_token_secret: tuple[str, str] | None = None
     """(Secret name, key) of a Hugging Face token; required for gated models."""
     node_selector: dict[str, str] | None = None
+    """The Job pod's nodeSelector. Default none."""
     scratch_gib: int = 60
     """Local space for the largest file of the model, GiB. Default 60."""
     include: tuple[str, ...] = ()

@@ -37,7 +37,9 @@ class PolicyPeer:
 @dataclass(frozen=True, kw_only=True)
 class NetworkPolicyProps:
     name: str
+    """Name of the NetworkPolicy, an RFC 1123 subdomain."""
     namespace: str
+    """Namespace of the policy and of the pods it selects. An RFC 1123 label."""
     pods: Mapping[str, str]
     """Labels of the pods the policy applies to; empty: every pod of the namespace."""
     excluded: Mapping[str, Sequence[str]] | None = None
@@ -47,6 +49,7 @@ class NetworkPolicyProps:
     egress: Sequence[PolicyPeer] | None = None
     """Where the pods may connect. None: nothing said of egress; empty: nowhere (deny)."""
     labels: Mapping[str, str] | None = None
+    """Labels of the NetworkPolicy object. Default none."""
 
 
 def _check_peer(owner: str, where: str, peer: PolicyPeer) -> None:

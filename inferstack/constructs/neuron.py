@@ -50,6 +50,8 @@ class NeuronKvCache:
     block_size: int | None
     """None: the plugin uses ``max_model_len`` (one block per sequence, prefix caching off)."""
     num_blocks: int
+    """``--num-gpu-blocks-override``: KV blocks to allocate (with prefix caching ``ceil(max_model_len / block_size) ×
+    max_num_seqs``, otherwise ``max_num_seqs``)."""
 
 
 def neuron_kv_cache(max_model_len: int, max_num_seqs: int, prefix_caching: bool) -> NeuronKvCache:
@@ -110,19 +112,29 @@ class NeuronCompileJobProps:
     name: str
     """Base name; the Job is ``<name>-<hash of its script and pod template>``."""
     namespace: str
+    """Namespace of the Job and its script ConfigMap."""
     service_account: str
     """Bound to a role that can read the model prefix and write the artifacts prefix."""
     image: str
     """The server's engine image (the compile must be done by the same plugin version)."""
     bucket: str
+    """The model bucket: the weights are read from ``model_prefix``, the artifacts written to ``artifacts_prefix``."""
     model_prefix: str
+    """Key prefix of the model's weights, downloaded to ``/models`` (its ``neuron/`` and ``.inferstack*`` keys
+    skipped)."""
     artifacts_prefix: str
+    """Key prefix the compiled artifacts and then the completion marker are written to (see
+    :func:`artifacts_prefix`); the Job exits at once when the marker is there."""
     region: str
+    """The bucket's region (``AWS_REGION`` and ``AWS_DEFAULT_REGION`` of the Job)."""
     engine: EngineArgs
     """The server's engine settings: the Job compiles exactly these (:meth:`EngineArgs.kwargs`)."""
     requests: Mapping[str, str]
+    """Compile-container requests (the server's Neuron devices, ``aws.amazon.com/neuron``…), Kubernetes quantities."""
     limits: Mapping[str, str]
+    """Compile-container limits, Kubernetes quantities (extended resources equal to ``requests``)."""
     node_selector: Mapping[str, str]
+    """The compile pod's nodeSelector (the Neuron pool)."""
     tolerations: Sequence[TolerationSpec] = ()
     """Taints to tolerate: a key (``NoSchedule``) or ``(key, effect)``."""
     model_gib: int = 40
@@ -130,6 +142,7 @@ class NeuronCompileJobProps:
     scratch_gib: int = 200
     """Compiler scratch space and caches, GiB. Default 200."""
     env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment of the compile container; it overrides the Job's own variables. Default none."""
     priority_class: str | None = None
     """PriorityClass of the Job's pod (it must exist). Default: none (the cluster default)."""
     scheduler_name: str | None = None

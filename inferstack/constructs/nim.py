@@ -54,18 +54,29 @@ class NimCacheProps:
     """``ngc``: ``source.ngc.model`` (``engine``, ``precision``, ``tensorParallelism`` (a string), ``qosProfile``,
     ``gpus``, ``profiles``)."""
     hf_endpoint: str = "https://huggingface.co"
+    """``hf``: the Hugging Face endpoint the caching Job downloads from (``source.hf.endpoint``). Default
+    ``https://huggingface.co``."""
     hf_namespace: str | None = None
     """``hf``: the organization of the model id."""
     hf_model_name: str | None = None
+    """``hf`` (required): the model's name within ``hf_namespace`` (``source.hf.modelName``)."""
     hf_revision: str | None = None
+    """``hf``: the revision (branch, tag or commit) to cache. Default none: not set."""
     size_gib: int
+    """Size of the cache PVC ``<name>-model-cache`` the operator creates, GiB."""
     storage_class: str
+    """StorageClass of the cache PVC (an RFC 1123 label)."""
     access_mode: str = "ReadWriteOnce"
+    """``volumeAccessMode`` of the cache PVC: ``ReadWriteOnce``, ``ReadWriteMany``, ``ReadOnlyMany`` or
+    ``ReadWriteOncePod``. Default ``ReadWriteOnce``."""
     cpu: str = "4"
+    """CPU of the caching Job, a Kubernetes quantity (cores, or millicores as ``500m``). Default 4."""
     memory: str = "16Gi"
+    """Memory of the caching Job, a Kubernetes quantity. Default ``16Gi``."""
     node_selector: Mapping[str, str]
     """Where the caching Job runs (its PVC binds in that node's zone)."""
     tolerations: Sequence[TolerationSpec] = ()
+    """Taints the caching Job tolerates: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default none."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,24 +89,43 @@ class NimServerProps:
     """
 
     name: str
+    """Name of the NIMCache, the NIMService and what the operator creates for them (Deployment, Service,
+    ServiceAccount, Role); the cache PVC is ``<name>-model-cache``. An RFC 1123 label."""
     namespace: str
+    """Namespace of the NIMCache and NIMService. An RFC 1123 label."""
     repository: str
+    """The NIM image repository (e.g. ``nvcr.io/nim/meta/llama-3.1-8b-instruct``); also the caching Job's model
+    puller."""
     tag: str
+    """The NIM image tag (pinned: not ``latest``), of the server and the model puller."""
     auth_secret: str
     """The NGC API key Secret (key ``NGC_API_KEY``)."""
     pull_secrets: Sequence[str] = ()
+    """Image pull Secrets of the NIM pods (RFC 1123 labels). Default none."""
     replicas: int = 1
+    """Replicas of the NIMService. At least 1. Default 1."""
     requests: Mapping[str, str]
+    """NIM container requests (``nvidia.com/gpu`` included), Kubernetes quantities."""
     limits: Mapping[str, str]
+    """NIM container limits; extended resources must equal their ``requests``."""
     node_selector: Mapping[str, str]
+    """The NIM pods' nodeSelector."""
     tolerations: Sequence[TolerationSpec] = ()
+    """Taints the NIM pods tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default none."""
     startup_seconds: int
+    """How long the startup probe allows (``/v1/health/ready`` every 10 seconds after a 30-second delay), seconds. At
+    least 60."""
     shm_gib: float = 8
+    """``storage.sharedMemorySizeLimit``: size of the pods' ``/dev/shm``, GiB. Default 8."""
     monitoring: bool = True
+    """``metrics.enabled``: the operator creates a ServiceMonitor (every 15 seconds; needs the Prometheus operator
+    CRDs). Default True."""
     profile: str | None = None
     """One explicit profile id the server runs (``NIM_MODEL_PROFILE``). Default: NIM picks among the cached ones."""
     cache: NimCacheProps
+    """The NIMCache the server runs from (source, profile selection, PVC, where the caching Job runs)."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra labels of the NIMCache, the NIMService and its pods. Default none."""
 
 
 def _tolerations(items: Sequence[TolerationSpec]) -> list[dict[str, str]]:

@@ -39,11 +39,22 @@ class ServingTargets:
     """The targets seed 001 names for a serving engine (units in the names)."""
 
     ttft_seconds: float = 0.5
+    """p95 time to first token above which ``InferstackTimeToFirstTokenHigh`` fires (after 10 minutes); the TTFT
+    panel's red line, seconds. Default 0.5."""
     inter_token_seconds: float = 0.05
+    """p95 inter-token latency above which ``InferstackInterTokenLatencyHigh`` fires (after 10 minutes); the panel's
+    red line, seconds. Default 0.05."""
     kv_cache_max: float = 0.9
+    """KV-cache usage (0–1, the fullest pod) above which ``InferstackKvCacheNearlyFull`` fires (after 10 minutes);
+    the panel's red line. Default 0.9."""
     queue_max: int = 100
+    """Waiting requests (summed over the pods) above which ``InferstackQueueDeep`` fires (after 5 minutes); the queue
+    panel's red line. Default 100."""
     gpu_utilization_min: float = 0.80
+    """Mean GPU utilisation (0–1) below which ``InferstackGpuUnderused`` fires (after 30 minutes). Default 0.8."""
     gpu_utilization_max: float = 0.95
+    """Mean GPU utilisation (0–1) above which ``InferstackGpuSaturated`` fires (after 15 minutes); the utilisation
+    panel's red line. Default 0.95."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,14 +62,18 @@ class ServedWorkload:
     """One workload on the dashboards: whose series, and how to select them."""
 
     name: str
+    """The workload's name: its alerts' ``inferstack_workload`` label and summaries, the PrometheusRule
+    ``<name>-serving``, the ``app.kubernetes.io/name`` its GPU series are matched on."""
     namespace: str | None
     """None: any namespace (a dashboard's template workload)."""
     metrics: EngineMetrics
+    """The engine's series (names, release) the queries read; an alert reading any other series is refused."""
     selector: Mapping[str, str]
     """Label matchers of its engine series (exact values)."""
     gpus: bool = True
     """It runs on NVIDIA GPUs (a DCGM row)."""
     targets: ServingTargets = field(default_factory=ServingTargets)
+    """The targets of its alerts and panels' red lines. Default :class:`ServingTargets` defaults."""
 
 
 def _matchers(selector: Mapping[str, str], extra: str = "") -> str:
@@ -135,12 +150,15 @@ class ServingQueries:
 @dataclass(frozen=True)
 class Panel:
     title: str
+    """Title shown on the Grafana panel."""
     exprs: Sequence[tuple[str, str]]
     """(PromQL, legend)."""
     unit: str = "short"
+    """Grafana unit of the values (``s``, ``percentunit``, ``reqps``, ``decmbytes``, ``watt``…). Default ``short``."""
     threshold: float | None = None
     """A red line at the target. Default none."""
     maximum: float | None = None
+    """Fixes the axis to 0–``maximum`` (1 for a 0–1 fraction). Default none: Grafana scales it."""
 
 
 def gpu_panels(workload: ServedWorkload) -> list[Panel]:
@@ -284,6 +302,7 @@ class DashboardProps:
     uid: str
     """Grafana uid and ConfigMap name suffix (a DNS label)."""
     title: str
+    """Title of the Grafana dashboard."""
     namespace: str
     """Where Grafana runs (its sidecar watches every namespace; this keeps them together)."""
     metrics: EngineMetrics

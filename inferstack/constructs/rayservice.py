@@ -62,17 +62,25 @@ class RayWorkerGroupProps:
     name: str
     """``groupName`` (becomes the pod label ``ray.io/group``)."""
     requests: Mapping[str, str]
+    """Ray-container requests of each worker pod (``cpu``, ``memory``, ``nvidia.com/gpu``…), Kubernetes quantities."""
     limits: Mapping[str, str]
+    """Ray-container limits of each worker pod; extended resources must equal their ``requests``."""
     node_selector: Mapping[str, str]
+    """The worker pods' nodeSelector."""
     tolerations: Sequence[TolerationSpec]
+    """Taints the worker pods tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair."""
     min_replicas: int = 0
+    """Fewest worker pods, also the group's initial ``replicas``: 0 ≤ ``min_replicas`` ≤ ``max_replicas``. Default 0
+    (scale from zero)."""
     max_replicas: int = 1
+    """Most worker pods the Ray autoscaler adds. Default 1."""
     ray_resources: Mapping[str, str] = field(default_factory=dict)
     """``resources``: Ray logical resources of each pod (e.g. ``{"prefill": "8"}``), for placement and for the
     autoscaler to scale from zero. Default none."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment of this group only (after the shared one)."""
     shm_gib: float = 8
+    """Size of each worker's memory-backed ``/dev/shm`` (the head gets 1), GiB. Default 8."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,30 +88,53 @@ class RayServiceProps:
     """A RayService. Resources as Kubernetes quantities."""
 
     name: str
+    """Name of the RayService (KubeRay derives its RayCluster and the Service ``<name>-serve-svc``) and prefix of the
+    PodMonitors ``<name>-head``/``<name>-workers``; also the ``app.kubernetes.io/name`` label. An RFC 1123 label."""
     namespace: str
+    """Namespace of the RayService and PodMonitors. An RFC 1123 label."""
     image: str
+    """The Ray image of head and workers, pinned by tag or digest."""
     ray_version: str
     """Ray in the image (KubeRay's ``rayVersion``)."""
     service_account: str
+    """ServiceAccount of head and worker pods; its token is mounted only in the head's autoscaler sidecar (the Ray
+    autoscaler calls the API server with it)."""
     serve_config: Mapping[str, Any]
     """The Ray Serve config (``applications: […]``), rendered as the ``serveConfigV2`` YAML string."""
     head_requests: Mapping[str, str]
+    """Ray-container requests of the head, Kubernetes quantities (it runs no Serve replicas: ``num-cpus: 0``)."""
     head_limits: Mapping[str, str]
+    """Ray-container limits of the head, Kubernetes quantities."""
     head_node_selector: Mapping[str, str]
+    """The head pod's nodeSelector."""
     head_tolerations: Sequence[TolerationSpec] = ()
+    """Taints the head pod tolerates: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default none."""
     workers: Sequence[RayWorkerGroupProps]
+    """The worker groups (``workerGroupSpecs``): at least one, since the head runs no replicas."""
     env: Mapping[str, str] = field(default_factory=dict)
+    """Environment of every Ray container, head and workers (a group's ``env`` wins). Default none."""
     env_from_secrets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     """Env var → (Secret, key), e.g. ``HF_TOKEN`` (Ray passes it to the replicas)."""
     volumes: Sequence[k8s.Volume] = ()
+    """Volumes of every pod besides ``/dev/shm``, HOME (or the cache) and /tmp, e.g. the model's. Default none."""
     mounts: Sequence[k8s.VolumeMount] = ()
+    """Ray-container mounts of ``volumes``, head and workers. Default none."""
     init_containers: Sequence[k8s.Container] = ()
     """Init containers of every pod (e.g. waiting for the model sync)."""
     upgrade_strategy: str = "NewCluster"
+    """KubeRay's ``upgradeStrategy.type``: ``NewCluster`` (a cluster change brings up a new RayCluster and switches
+    traffic once it serves) or ``None`` (cluster changes are not rolled out). Default ``NewCluster``."""
     idle_timeout_seconds: int = 600
+    """The Ray autoscaler's ``idleTimeoutSeconds``: how long a worker may stay idle before it is removed, seconds.
+    Default 600."""
     monitoring: bool = True
+    """Render the PodMonitors ``<name>-head`` and ``<name>-workers`` scraping the ``metrics`` port (8080). Default
+    True."""
     priority_class: str | None = None
+    """priorityClassName of head and worker pods. Default none."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra labels of the RayService and its pods (``app.kubernetes.io/*`` and ``inferstack.io/role`` are the
+    construct's). Default none."""
     home: str | None = None
     """HOME of the Ray containers, on an emptyDir, when the image's own is not writable by uid 1000 (the AWS Ray LLM
     DLC runs as root with HOME /root). Default None: the image's HOME (rayproject images: /home/ray, uid 1000's, whose

@@ -68,10 +68,17 @@ class TritonServerProps:
     """
 
     image: str
+    """The Triton image with the vLLM backend (``tritonserver``), pinned by tag or digest."""
     model_name: str
+    """The model's name in the repository and the v2 API (``/v2/models/<name>/generate``): letters, digits, ``_``,
+    ``.`` and ``-``, starting with a letter or digit, at most 63."""
     engine_args: Mapping[str, Any]
+    """``model.json``: vLLM ``AsyncEngineArgs`` by name; ``model`` (the path, URI or id to load) is required."""
     placement: EnginePlacement
+    """The pods' name, namespace, resources, placement and model volumes (from the plan); ``monitoring`` also turns
+    on the vLLM backend's custom metrics."""
     env: Sequence[k8s.EnvVar] = ()
+    """Extra environment of the Triton container (after the cache variables). Default none."""
 
 
 class TritonServer(Construct):

@@ -64,17 +64,33 @@ class EngineArgs:
     """vLLM flags as typed values; ``render()`` gives the argument list. Defaults are vLLM's."""
 
     tensor_parallel_size: int = 1
+    """``--tensor-parallel-size``: accelerators each layer is sharded across. Default 1."""
     pipeline_parallel_size: int = 1
+    """``--pipeline-parallel-size``: pipeline stages (groups of layers); TP × PP ranks make one replica. Default 1."""
     gpu_memory_utilization: float = 0.90
+    """``--gpu-memory-utilization``: fraction (0–1) of each accelerator's memory vLLM may take (weights, activations,
+    KV cache). Default 0.9."""
     max_model_len: int = 8192
+    """``--max-model-len``: longest context (prompt + output), tokens. Default 8192."""
     max_num_seqs: int = 256
+    """``--max-num-seqs``: most sequences running in one batch. Default 256."""
     max_num_batched_tokens: int = 8192
+    """``--max-num-batched-tokens``: most tokens scheduled in one engine step. Default 8192."""
     dtype: str = "auto"
+    """``--dtype`` of weights and activations (``auto``, ``bfloat16``, ``float16``…). Default ``auto`` (the
+    checkpoint's)."""
     quantization: str | None = None
+    """``--quantization`` method (e.g. ``fp8``, ``awq``). Default none: not passed."""
     kv_cache_dtype: str = "auto"
+    """``--kv-cache-dtype`` (``auto``: the model's dtype; e.g. ``fp8``). Default ``auto``."""
     enable_prefix_caching: bool = True
+    """``--enable-prefix-caching`` (reuse the KV blocks of shared prompt prefixes), or its off switch when False.
+    Default True."""
     enable_chunked_prefill: bool | None = None
+    """``--enable-chunked-prefill`` when True, its off switch when False. Default None: not passed (the engine's
+    default)."""
     enforce_eager: bool = False
+    """``--enforce-eager``: no CUDA graph capture (faster start, slower decoding). Default False."""
     tool_call_parser: str | None = None
     """Enables ``--enable-auto-tool-choice`` with this parser."""
     mistral_format: bool = False
@@ -93,6 +109,8 @@ class EngineArgs:
     additional_config: Mapping[str, Any] | None = None
     """``--additional-config`` (platform plugin settings, e.g. vllm-neuron's ``override_neuron_config``)."""
     extra: Sequence[str] = ()
+    """Further ``vllm serve`` arguments, appended verbatim after the typed flags (not in :meth:`kwargs`). Default
+    none."""
     flags_version: str | None = None
     """The vLLM release whose spellings :meth:`render` uses for switched-off booleans (``--disable-prefix-caching``
     in 0.33, ``--no-enable-prefix-caching`` in 0.19), from its vendored flag list. Default None: the
@@ -184,15 +202,30 @@ class VllmServerProps:
     """One vLLM deployment. Resources: ``requests``/``limits`` as Kubernetes quantities (accelerators included)."""
 
     name: str
+    """Name of the Deployment (a multi-node server: LeaderWorkerSet ``<name>-group``), Service, PodDisruptionBudget,
+    PodMonitor and ScaledObject/HPA; also the ``app.kubernetes.io/name`` label. An RFC 1123 label."""
     namespace: str
+    """Namespace of every object rendered. An RFC 1123 label."""
     image: str
+    """The vLLM image, pinned by tag or digest; by default its vLLM release decides ``graceful_shutdown``."""
     model: ModelLoading
+    """The model and how vLLM loads it: the ``vllm serve`` model argument, its flags, environment, volumes and
+    mounts."""
     served_model_name: str
+    """``--served-model-name``: the name clients put in ``model``."""
     engine: EngineArgs
+    """The engine flags, after the model's; an unset ``shutdown_timeout`` is filled from
+    ``termination_grace_seconds`` (graceful engines)."""
     service_account: str
+    """ServiceAccount the pods run as (its token is not mounted; an ``s3`` model needs it to read the bucket). An RFC
+    1123 label."""
     requests: Mapping[str, str]
+    """Container requests (``cpu``, ``memory``, ``nvidia.com/gpu``…), Kubernetes quantities; per pod for a multi-node
+    server."""
     limits: Mapping[str, str]
+    """Container limits, Kubernetes quantities; extended resources (accelerators, EFA) must equal their ``requests``."""
     node_selector: Mapping[str, str]
+    """The pods' nodeSelector."""
     tolerations: Sequence[TolerationSpec]
     """Taints to tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair."""
     startup_seconds: int
@@ -200,14 +233,22 @@ class VllmServerProps:
     replicas: int | None = 1
     """None: an external autoscaler owns the replicas (not set on the Deployment). Default 1."""
     shm_gib: float = 8
+    """Size of the memory-backed ``/dev/shm`` (NCCL, the tokenizer pool), GiB. At least 0.0625. Default 8."""
     env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment variables, name → value (after the cache variables and the model's). Default none."""
     secret_env: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     """Variables read from Secrets: name → (Secret, key). Default none."""
     init_containers: Sequence[k8s.Container] = ()
+    """Init containers run before vLLM (e.g. waiting for the model sync). Default none."""
     extra_volumes: Sequence[k8s.Volume] = ()
+    """Pod volumes besides the model's (and ``/dev/shm``, HOME, /tmp). Default none."""
     extra_mounts: Sequence[k8s.VolumeMount] = ()
+    """vLLM-container mounts besides the model's. Default none."""
     autoscaling: Autoscaling | None = None
+    """Scale on ``vllm:num_requests_waiting`` with a KEDA ScaledObject or an HPA (refused by the multi-node server).
+    Default none."""
     monitoring: bool = True
+    """Render a PodMonitor scraping vLLM's ``/metrics``. Default True."""
     termination_grace_seconds: int = 120
     """Seconds from SIGTERM to SIGKILL: the preStop pause (15 s), then the engine drains in-flight requests
     (``--shutdown-timeout`` = the rest minus a 10 s exit margin, unless ``engine.shutdown_timeout`` is set).

@@ -58,10 +58,13 @@ class S3ModelVolumeProps:
     name: str
     """PVC name (the PV is ``<namespace>-<name>``)."""
     namespace: str
+    """Namespace of the PVC (the cluster-scoped PV is ``<namespace>-<name>``)."""
     bucket: str
+    """The bucket Mountpoint mounts (the ``bucketName`` volume attribute)."""
     prefix: str
     """Mounted as the volume root (``--prefix``), ending with '/'."""
     region: str
+    """The bucket's region (Mountpoint's ``region`` mount option)."""
     cache_size_gib: int = 10
     """Local ``emptyDir`` cache per Mountpoint pod, GiB. Default 10."""
 
@@ -91,10 +94,15 @@ class FsxModelVolumeProps:
     """An FSx for Lustre file system mounted read-only (``fsx.csi.aws.com``, static provisioning)."""
 
     name: str
+    """PVC name (the PV is ``<namespace>-<name>``)."""
     namespace: str
+    """Namespace of the PVC (the cluster-scoped PV is ``<namespace>-<name>``)."""
     file_system_id: str
+    """The FSx for Lustre file system id (``fs-…``): the PV's ``volumeHandle``."""
     dns_name: str
+    """The file system's DNS name (the ``dnsname`` volume attribute)."""
     mount_name: str
+    """The file system's Lustre mount name (the ``mountname`` volume attribute)."""
 
 
 class FsxModelVolume(Construct):

@@ -3,8 +3,8 @@ taints; per workload its roles (``server``; ``leader``/``worker``; …) with the
 storage access, the engine image and the operators it needs. Rules, charts, stacks and the CLI read this same
 object, so a check and the manifest it judges cannot disagree.
 
-Each workload kind plans itself (:mod:`inferstack.config.kinds` names its plan function); :func:`workload_plan` is
-what those functions share.
+Each workload kind plans itself (its :mod:`inferstack.kinds` module registers its plan function);
+:func:`workload_plan` is what those functions share.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.config.alerts import AlertTargets
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
-from inferstack.config.kinds import kind_of, load
+from inferstack.config.kinds import kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelConfig, WorkloadBase
 from inferstack.plan.bench import BenchError, ResolvedBench, resolve_bench
@@ -268,7 +268,7 @@ def _resolve(config: InferstackConfig) -> ResolvedPlatform:
     pools = _pools(config)
     workloads = []
     for index, workload in enumerate(config.workloads):
-        planner: Planner = load(kind_of(workload).plan)
+        planner: Planner = kind_of(workload).plan
         workloads.append(planner(config, pools, index, workload))
     return ResolvedPlatform(config=config, pools=pools, workloads=tuple(workloads))
 

@@ -18,7 +18,7 @@ from inferstack.plan.names import needs_reader
 from inferstack.plan.placement import PodPlan, pod_plan
 
 
-def runtime_image(workload: DynamoWorkloadConfig) -> str:
+def runtime_image(workload: WorkloadBase, accelerator: AcceleratorKind = AcceleratorKind.NVIDIA) -> str:
     """The vLLM runtime image: the ``-efa`` build (libfabric, aws-ofi-nccl) when the workers request EFA."""
     return ENGINE_IMAGES["dynamo-vllm-efa" if workload.efa else "dynamo-vllm"]
 

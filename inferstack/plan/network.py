@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import KNATIVE_GATEWAY_NAMESPACES, KNATIVE_NAMESPACE, PROMETHEUS_NAMESPACE
+from inferstack.config.kinds import kind_of
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.litellm import DatabaseMode, LiteLLMWorkloadConfig
 from inferstack.config.model import InferstackConfig
@@ -95,9 +96,7 @@ def workload_pods(workload: ResolvedWorkload) -> dict[str, str]:
 
 def runtime_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
     """The paths ``workload``'s kind declares for it (``WorkloadKind.paths``)."""
-    from inferstack.config.kinds import KINDS, load
-
-    return load(KINDS[workload.kind].paths)(platform, workload)
+    return kind_of(workload.kind).paths(platform, workload)
 
 
 def _clients(
@@ -216,24 +215,13 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
     )
 
 
-#: Kinds whose Service an operator makes, selecting the pods by the operator's labels (KubeRay ``<name>-serve-svc``:
-#: ray.io/cluster + ray.io/serve; KServe ``<name>-predictor``: app=isvc.<name>-predictor; NIM: app=<name>; Dynamo's
-#: frontend: its component labels), with the Service port and the pods' port.
-OPERATOR_SERVICE_PORTS: dict[str, tuple[int, ...]] = {
-    "ray_serve": (8000,),
-    "kserve": (80, 8080),
-    "nim": (8000,),
-    "dynamo": (8000,),
-}
-
-
 def _service_peers(target: ResolvedWorkload) -> list[Peer]:
     """Egress that reaches ``target``'s Service by its ClusterIP. The VPC CNI's policy controller resolves a rule's
     peer to Service ClusterIPs only where the rule's pod selector is a subset of the Service's selector
     (amazon-network-policy-controller-k8s ``pkg/resolvers/endpoints.go``, getMatchingServiceClusterIPs): the name
     label matches the Services inferstack renders, not an operator's. For those, every pod of the target's
     namespace on the Service's ports (an empty pod selector is a subset of any)."""
-    ports = OPERATOR_SERVICE_PORTS.get(target.kind)
+    ports = kind_of(target.kind).operator_service_ports
     return [Peer(namespace=target.namespace, ports=ports)] if ports else []
 
 

@@ -91,8 +91,13 @@ def plan_ray_serve(
             reads_bucket=reads,
             serves=False,
         )
-    image = workload.image or ENGINE_IMAGES[default_ray_image(workload)]
-    return workload_plan(config, pools, index, workload, roles=roles, image=image)
+    return workload_plan(config, pools, index, workload, roles=roles, image=ray_image(workload))
+
+
+def ray_image(workload: WorkloadBase, accelerator: AcceleratorKind = AcceleratorKind.NVIDIA) -> str:
+    """The image of every Ray pod: ``image``, else the catalog's default (:func:`default_ray_image`)."""
+    assert isinstance(workload, RayServeWorkloadConfig)
+    return workload.image or ENGINE_IMAGES[default_ray_image(workload)]
 
 
 def default_ray_image(workload: RayServeWorkloadConfig) -> str:

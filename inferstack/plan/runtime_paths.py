@@ -43,6 +43,11 @@ RAY_SERVE, RAY_DASHBOARD, RAY_METRICS = 8000, 8265, 8080
 RAY_INTERNAL = (6379, 8265, 10001, 52365)
 KNATIVE_QUEUE, KNATIVE_AUTOSCALER_METRICS = 8012, 9090
 KSERVE_PORT = 8080
+#: Triton's HTTP, gRPC and metrics ports.
+TRITON_HTTP, TRITON_GRPC, TRITON_METRICS = 8000, 8001, 8002
+SGLANG_PORT, TGI_PORT, OLLAMA_PORT, LITELLM_PORT, POSTGRES_PORT = 30000, 8080, 11434, 4000, 5432
+#: Dynamo's frontend and its workers' system port.
+DYNAMO_FRONTEND, DYNAMO_SYSTEM = 8000, 9090
 HTTPS = 443
 
 
@@ -115,25 +120,25 @@ def ray_serve_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> R
 
 
 def triton_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
-    return RuntimePaths(serving=(8000, 8001), metrics=(8002,), downloads=_hub(workload))
+    return RuntimePaths(serving=(TRITON_HTTP, TRITON_GRPC), metrics=(TRITON_METRICS,), downloads=_hub(workload))
 
 
 def sglang_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
-    return RuntimePaths(serving=(30000,), metrics=(30000,), downloads=_hub(workload))
+    return RuntimePaths(serving=(SGLANG_PORT,), metrics=(SGLANG_PORT,), downloads=_hub(workload))
 
 
 def tgi_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
-    return RuntimePaths(serving=(8080,), metrics=(8080,), downloads=_hub(workload))
+    return RuntimePaths(serving=(TGI_PORT,), metrics=(TGI_PORT,), downloads=_hub(workload))
 
 
 def ollama_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
     """Ollama pulls its tags from its registry at start."""
-    return RuntimePaths(serving=(11434,), downloads=True)
+    return RuntimePaths(serving=(OLLAMA_PORT,), downloads=True)
 
 
 def litellm_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
     """The proxy serves 4000; its own Postgres (database mode deploy) is one of its pods, on 5432."""
-    return RuntimePaths(serving=(4000,), metrics=(4000,), group=(5432,))
+    return RuntimePaths(serving=(LITELLM_PORT,), metrics=(LITELLM_PORT,), group=(POSTGRES_PORT,))
 
 
 def kserve_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
@@ -172,4 +177,10 @@ def nim_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Runtime
 def dynamo_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
     """The frontend serves 8000; frontend and workers talk on every port (the request plane, NIXL's 19090 and the
     KV transfers); Dynamo discovers its components through the Kubernetes API."""
-    return RuntimePaths(serving=(8000,), metrics=(8000, 9090), group=None, downloads=_hub(workload), api_server=True)
+    return RuntimePaths(
+        serving=(DYNAMO_FRONTEND,),
+        metrics=(DYNAMO_FRONTEND, DYNAMO_SYSTEM),
+        group=None,
+        downloads=_hub(workload),
+        api_server=True,
+    )

@@ -11,10 +11,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from inferstack.catalog.engine_flags import vllm_version_of_image
+from inferstack.catalog.images import image_facts
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.catalog.versions import ENGINE_VLLM_VERSIONS
 from inferstack.config.dynamo import DynamoWorkloadConfig
 from inferstack.config.engine import DEFAULT_MAX_MODEL_LEN, VllmEngineConfig
+from inferstack.config.kinds import kind_of
 from inferstack.config.kserve import KServeWorkloadConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
@@ -38,6 +40,8 @@ class ServedEngine:
     """Nodes one replica spans."""
     multinode: bool = False
     """The workload may move to kind ``vllm_multinode`` (a single-node ``vllm`` workload, or one already)."""
+    accelerator: AcceleratorKind = AcceleratorKind.NVIDIA
+    """Of the workload's pool. Default NVIDIA."""
 
     @property
     def pool(self) -> str:
@@ -75,21 +79,44 @@ def engines(config: InferstackConfig) -> Iterator[tuple[str, ServedEngine]]:
         if isinstance(workload, VllmWorkloadConfig):
             if workload.nodes > 1 and accelerator is not AcceleratorKind.NVIDIA:
                 continue
-            yield path, ServedEngine(index, workload, workload.model, workload.engine, workload.nodes, multinode=True)
+            yield (
+                path,
+                ServedEngine(
+                    index,
+                    workload,
+                    workload.model,
+                    workload.engine,
+                    workload.nodes,
+                    multinode=True,
+                    accelerator=accelerator,
+                ),
+            )
         elif isinstance(workload, RayServeWorkloadConfig):
             pd = workload.prefill_decode
             if pd is not None:
                 model = workload.models[0].model
-                yield f"{path}.prefill_decode.prefill", ServedEngine(index, workload, model, pd.prefill.engine)
-                yield f"{path}.prefill_decode.decode", ServedEngine(index, workload, model, pd.decode.engine)
+                yield (
+                    f"{path}.prefill_decode.prefill",
+                    ServedEngine(index, workload, model, pd.prefill.engine, accelerator=accelerator),
+                )
+                yield (
+                    f"{path}.prefill_decode.decode",
+                    ServedEngine(index, workload, model, pd.decode.engine, accelerator=accelerator),
+                )
             else:
                 for position, served in enumerate(workload.models):
-                    yield f"{path}.models[{position}]", ServedEngine(index, workload, served.model, served.engine)
+                    yield (
+                        f"{path}.models[{position}]",
+                        ServedEngine(index, workload, served.model, served.engine, accelerator=accelerator),
+                    )
         elif isinstance(workload, TritonWorkloadConfig | KServeWorkloadConfig):
-            yield path, ServedEngine(index, workload, workload.model, workload.engine)
+            yield path, ServedEngine(index, workload, workload.model, workload.engine, accelerator=accelerator)
         elif isinstance(workload, DynamoWorkloadConfig):
             for name, role in workload.roles.items():
-                yield f"{path}.{workload.role_path(name)}", ServedEngine(index, workload, workload.model, role.engine)
+                yield (
+                    f"{path}.{workload.role_path(name)}",
+                    ServedEngine(index, workload, workload.model, role.engine, accelerator=accelerator),
+                )
 
 
 def memory_per_rank_gib(instance: InstanceType) -> float:
@@ -160,15 +187,11 @@ def engine_release(workload: ServedEngine) -> str:
     """The vLLM release the engine runs (its sizing profile): read from a ``vllm`` workload's image tag, the catalog's
     for the other kinds' images, the pinned GPU engine's otherwise."""
     config = workload.workload
-    if isinstance(config, VllmWorkloadConfig):
-        found = vllm_version_of_image(config.image(AcceleratorKind.NVIDIA))
+    engine_image = kind_of(config).engine_image
+    if engine_image is not None:
+        image = engine_image(config, workload.accelerator)
+        facts = image_facts(image)
+        found = facts.vllm_version if facts is not None else vllm_version_of_image(image)
         if found is not None:
             return found
-    for key, kinds in _KIND_IMAGES.items():
-        if config.kind in kinds:
-            return ENGINE_VLLM_VERSIONS[key]
     return ENGINE_VLLM_VERSIONS["vllm-gpu"]
-
-
-#: Image keys (ENGINE_VLLM_VERSIONS) of the kinds that run vLLM inside another server.
-_KIND_IMAGES = {"dynamo-vllm": ("dynamo",), "kserve-huggingface": ("kserve",), "triton-vllm": ("triton",)}

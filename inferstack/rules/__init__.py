@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from inferstack.config.kinds import KINDS, generation, load
+from inferstack.config.kinds import KINDS, generation
 from inferstack.config.model import InferstackConfig
 from inferstack.plan.context import with_context_defaults
 from inferstack.rules import (
@@ -21,6 +21,7 @@ from inferstack.rules import (
     eks_logging,
     images,
     karpenter_limits,
+    model_context,
     node_daemons,
     placement,
     secrets,
@@ -43,6 +44,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     *bench.RULES,
     *checklist.RULES,
     *images.RULES,
+    *model_context.RULES,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 
@@ -54,16 +56,20 @@ def all_rules() -> tuple[Rule, ...]:
         return cached
     rules: dict[int, Rule] = {id(rule): rule for rule in PLATFORM_RULES}
     for kind in KINDS.values():
-        for ref in kind.rules:
-            for rule in load(ref):
+        for group in kind.rules:
+            for rule in group:
                 rules.setdefault(id(rule), rule)
     _loaded.clear()
     _loaded[generation()] = tuple(rules.values())
     return _loaded[generation()]
 
 
-RULES: tuple[Rule, ...] = all_rules()
-"""The rules of the built-in kinds (:func:`all_rules` also has kinds registered later)."""
+def __getattr__(name: str) -> tuple[Rule, ...]:
+    """``RULES``: :func:`all_rules` now — the platform's and every registered kind's (the kinds register after this
+    module is imported, by :mod:`inferstack.kinds`)."""
+    if name == "RULES":
+        return all_rules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

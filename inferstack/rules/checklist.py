@@ -6,22 +6,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inferstack.catalog.metrics import KIND_METRICS
+from inferstack.config.kinds import kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.rules.base import Finding, Rule, Severity
 
 MONITORING = "CHECKLIST-MONITORING"
-#: Kinds whose server exports no Prometheus metrics at all (Ollama 0.32: no /metrics route).
-NO_METRICS = frozenset({"ollama"})
 LOGS = "CHECKLIST-LOGS"
 NETWORK = "CHECKLIST-NETWORK-POLICY"
 
 
 def check_monitoring(config: InferstackConfig) -> Iterator[Finding]:
-    """A serving workload without monitoring has no metrics, no alerts and no dashboard row."""
+    """A serving workload without monitoring has no metrics, no alerts and no dashboard row (not said of a kind whose
+    server exports none: :attr:`~inferstack.config.kinds.WorkloadKind.scrapeable`)."""
     for index, workload in enumerate(config.workloads):
-        if not workload.monitoring and workload.kind not in NO_METRICS:
-            alerts = " and alerts" if workload.kind in KIND_METRICS else ""
+        kind = kind_of(workload)
+        if not workload.monitoring and kind.scrapeable:
+            alerts = " and alerts" if kind.metrics is not None else ""
             yield Finding(
                 rule=MONITORING,
                 path=f"workloads[{index}].monitoring",

@@ -13,9 +13,10 @@ from inferstack.rules.base import Finding, Rule
 
 RULE_ID = "EKS-ENDPOINT"
 _OPEN = {"0.0.0.0/0"}
-#: More than a /8 of the IPv4 internet in the allow-list is no allow-list (judged on the union: 0.0.0.0/1 +
-#: 128.0.0.0/1 is 0.0.0.0/0).
-MAX_ALLOWED_ADDRESSES = 2**24
+#: An allow-list of offices and VPN egress is a few addresses; more than a /16 (65,536 addresses) is a network
+#: range, not an allow-list. Judged on the addresses the CIDRs cover together (0.0.0.0/1 + 128.0.0.0/1 is
+#: 0.0.0.0/0; 256 /24s of one /16 are that /16), so splitting a range into many small CIDRs does not pass.
+MAX_ALLOWED_ADDRESSES = 2**16
 
 
 def check(config: InferstackConfig) -> Iterator[Finding]:
@@ -32,13 +33,14 @@ def check(config: InferstackConfig) -> Iterator[Finding]:
             fix="list the CIDRs that may reach it (e.g. ['203.0.113.0/24']) or set cluster.endpoint_access: private",
         )
     elif cidrs & _OPEN or _union_size(cidrs) > MAX_ALLOWED_ADDRESSES:
-        share = _union_size(cidrs) / 2**32
+        size = _union_size(cidrs)
         yield Finding(
             rule=RULE_ID,
             path="cluster.public_access_cidrs",
-            message=f"together the CIDRs cover {share:.1%} of the IPv4 internet (more than a /8): the Kubernetes API "
-            "is effectively open",
-            fix="list only your office/VPN CIDRs, or set cluster.endpoint_access: private",
+            message=f"together the CIDRs admit {size:,} addresses ({size / 2**32:.2%} of the IPv4 internet), more "
+            f"than a /16 ({MAX_ALLOWED_ADDRESSES:,}): that is a network range, not an allow-list of the Kubernetes API",
+            fix="list only your office/VPN egress CIDRs, set cluster.endpoint_access: private, or acknowledge "
+            "EKS-ENDPOINT with the reason the range is yours",
         )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from inferstack.catalog.engine_flags import VLLM_VERSIONS
 from inferstack.catalog.instances import AcceleratorKind
+from inferstack.config.kinds import kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import VllmWorkloadConfig
 from inferstack.rules.base import Finding, Rule, Severity
@@ -19,13 +20,9 @@ from inferstack.rules.base import Finding, Rule, Severity
 RULE_ID = "ENGINE-FLAGS-UNVERIFIED"
 
 
-#: Kinds whose engine has no vendored flag list at all: their ``extra_args`` are always passed unchecked.
-UNLISTED_ENGINES = {"sglang": "SGLang 0.5.19", "tgi": "TGI 3.3.7"}
-
-
 def check(config: InferstackConfig) -> Iterator[Finding]:
     for index, workload in enumerate(config.workloads):
-        engine = UNLISTED_ENGINES.get(workload.kind)
+        engine = kind_of(workload).unchecked_flags
         extra = getattr(getattr(workload, "engine", None), "extra_args", ())
         if engine is not None and extra:
             yield Finding(

@@ -75,7 +75,8 @@ class ClusterStack(Stack):
     * ``default_capacity_type=NODEGROUP`` with no default capacity: no EKS Auto Mode, the next layers add
       Karpenter and accelerated node groups;
     * with ``log_retention_days`` (default 30; None: off), container logs shipped by Fluent Bit to an encrypted
-      CloudWatch Logs group kept that many days (:mod:`inferstack.stacks.log_shipping`);
+      CloudWatch Logs group kept that many days (:mod:`inferstack.stacks.log_shipping`); pods may opt out with
+      ``fluentbit.io/exclude`` only with ``log_pod_exclusion`` (default False);
     * managed add-ons vpc-cni, coredns, kube-proxy, eks-pod-identity-agent (versions: catalog or config pins);
       with ``network_policies`` (default True) the VPC CNI enforces NetworkPolicies (``enableNetworkPolicy``);
     * access entries (cluster admin) for the configured IAM principals;
@@ -95,6 +96,7 @@ class ClusterStack(Stack):
         cluster_name: str,
         network_policies: bool = True,
         log_retention_days: int | None = 30,
+        log_pod_exclusion: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -141,7 +143,9 @@ class ClusterStack(Stack):
         )
         self.log_shipping = None
         if log_retention_days is not None:
-            self.log_shipping = add_log_shipping(self, self.cluster, cluster_name, log_retention_days)
+            self.log_shipping = add_log_shipping(
+                self, self.cluster, cluster_name, log_retention_days, pod_exclusion=log_pod_exclusion
+            )
             self.log_shipping.node.add_dependency(self.system_nodegroup)
 
     def _acknowledge_cluster_findings(self) -> None:

@@ -58,9 +58,10 @@ class LogShippingChart(cdk8s.Chart):
 
 
 def add_log_shipping(
-    scope: Construct, cluster: eks.ICluster, cluster_name: str, retention_days: int
+    scope: Construct, cluster: eks.ICluster, cluster_name: str, retention_days: int, pod_exclusion: bool = False
 ) -> eks.KubernetesManifest:
-    """The key, the log group, the Fluent Bit role and its Pod Identity association, and the Kubernetes side."""
+    """The key, the log group, the Fluent Bit role and its Pod Identity association, and the Kubernetes side.
+    ``pod_exclusion``: pods may opt out with ``fluentbit.io/exclude`` (:class:`LogShippingProps`). Default off."""
     name = container_log_group_name(cluster_name)
     stack = Stack.of(scope)
     key = kms.Key(
@@ -116,7 +117,7 @@ def add_log_shipping(
         service_account=NAME,
         role_arn=role.role_arn,
     )
-    props = LogShippingProps(log_group=name, region=Aws.REGION, image=IMAGES["fluent-bit"])
+    props = LogShippingProps(log_group=name, region=Aws.REGION, image=IMAGES["fluent-bit"], pod_exclusion=pod_exclusion)
     manifest = add_chart_manifest(scope, "LogShipping", cluster, LogShippingChart(cdk8s.App(), "log-shipping", props))
     manifest.node.add_dependency(association)  # a Fluent Bit pod started before its association gets no credentials
     return manifest

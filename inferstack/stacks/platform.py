@@ -85,6 +85,7 @@ def build_platform(
             cluster_name=config.cluster_name,
             network_policies=config.network_policies.enabled,
             log_retention_days=config.observability.log_retention_days if config.observability.log_shipping else None,
+            log_pod_exclusion=config.observability.log_pod_exclusion,
             env=env,
             description=f"inferstack {config.name}: EKS cluster {config.cluster_name}, add-ons, system nodes",
         )

@@ -25,7 +25,7 @@ from inferstack.charts.network_policies import NetworkPoliciesChart
 from inferstack.charts.observability import ObservabilityChart, served_workloads
 from inferstack.charts.platform_base import PlatformBaseChart
 from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart
-from inferstack.config.kinds import kind_of, load
+from inferstack.config.kinds import kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.plan import ResolvedWorkload, resolve
 from inferstack.plan.names import namespaces_to_create
@@ -77,7 +77,7 @@ def render_workloads(
     version = config.cluster.kubernetes_version
     rendered = []
     for workload in resolve(config).workloads:
-        factory = load(kind_of(workload.config).chart)
+        factory = kind_of(workload.config).chart
         chart = factory(app, f"{workload.namespace}-{workload.name}", workload, refs, kubernetes_version=version)
         objects = chart.to_json()
         rendered.append(RenderedWorkload(workload, chart, len(json.dumps(objects)), objects))

@@ -10,7 +10,7 @@ import pytest
 
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, parse_config
-from inferstack.config.kinds import kind_of, load
+from inferstack.config.kinds import kind_of
 from inferstack.plan import resolve
 
 REFS = StorageRefs(region="us-east-1", bucket="models-bucket")
@@ -22,7 +22,7 @@ def render(overrides: dict[str, Any], **workload: Any) -> list[dict[str, Any]]:
     data = {"name": "w", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}, "overrides": overrides, **workload}
     config = parse_config({"compute": P5 if workload.get("pool") == "p5" else POOLS, "workloads": [data]})
     (resolved,) = resolve(config).workloads
-    chart = load(kind_of(resolved.config).chart)(cdk8s.App(), "w", resolved, REFS)
+    chart = kind_of(resolved.config).chart(cdk8s.App(), "w", resolved, REFS)
     return chart.to_json()
 
 

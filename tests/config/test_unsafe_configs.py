@@ -8,7 +8,7 @@ import pytest
 
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, parse_config
-from inferstack.config.kinds import kind_of, load
+from inferstack.config.kinds import kind_of
 from inferstack.plan import resolve
 from inferstack.rules import evaluate
 
@@ -32,7 +32,7 @@ def test_an_allow_list_whose_union_is_the_internet_is_open():
         {"cluster": {"endpoint_access": "public_and_private", "public_access_cidrs": ["0.0.0.0/1", "128.0.0.0/1"]}}
     )
     (finding,) = [f for f in evaluate(config).errors if f.rule == "EKS-ENDPOINT"]
-    assert "100.0% of the IPv4 internet" in finding.message
+    assert "100.00% of the IPv4 internet" in finding.message
     office = parse_config(
         {"cluster": {"endpoint_access": "public_and_private", "public_access_cidrs": ["203.0.113.0/24"]}}
     )
@@ -118,7 +118,7 @@ def test_flags_a_typed_field_owns_are_refused():
 def _chart(data: dict) -> list[dict]:
     (resolved,) = resolve(parse_config(data)).workloads
     refs = StorageRefs(region="us-east-1", bucket="b", fsx_id="fs-1", fsx_dns_name="d", fsx_mount_name="m")
-    return load(kind_of(resolved.config).chart)(cdk8s.App(), "w", resolved, refs).to_json()
+    return kind_of(resolved.config).chart(cdk8s.App(), "w", resolved, refs).to_json()
 
 
 def test_init_containers_take_values_from_the_environment_not_the_shell():
@@ -248,7 +248,28 @@ def test_an_admin_principal_is_listed_once():
 
 @pytest.mark.parametrize("tags", [{"aws:team": "a"}, {"": "a"}, {"k" * 129: "a"}, {"team": "a\nb"}, {"te;am": "a"}])
 def test_tags_follow_the_aws_rules(tags):
-    assert problem({"tags": tags}).startswith("tags")
+    text = problem({"tags": tags})
+    assert text.startswith("tags") and not text.startswith("tags.tags")
+
+
+@pytest.mark.parametrize(
+    ("key", "owner"),
+    [
+        ("karpenter.sh/nodepool", "Karpenter"),
+        ("Karpenter.sh/discovery", "Karpenter"),
+        ("karpenter.k8s.aws/ec2nodeclass", "Karpenter"),
+        ("kubernetes.io/cluster/inferstack", "Kubernetes"),
+        ("eks:eks-cluster-name", "Amazon EKS"),
+        ("aws:cloudformation:stack-name", "AWS"),
+    ],
+)
+def test_tag_keys_that_claim_the_nodes_for_an_owner_are_refused(key, owner):
+    text = problem({"tags": {key: "x"}})
+    assert text.startswith(f"tags.{key}:") and f"a tag key {owner}" in text and "'team'" in text
+
+
+def test_a_tag_key_of_ones_own_passes():
+    assert parse_config({"tags": {"example.com/owner": "ml-platform", "team": "ml"}}).tags["team"] == "ml"
 
 
 @pytest.mark.parametrize("name", ["my..bucket", "192.168.1.1", "my.-bucket", "My-Bucket", "ab"])

@@ -860,6 +860,15 @@ def test_parse_quantity_rejects(text: object) -> None:
     assert parse_quantity(text) is None
 
 
+@pytest.mark.parametrize("text", ["1K", "NaN", "Infinity", "1_000", "1.5e3Gi"])
+def test_parse_quantity_follows_the_api_server_not_the_python_client(text: str) -> None:
+    """The API server's grammar (apimachinery ``pkg/api/resource/quantity.go``: decimal ``k`` only, digits only, no
+    suffix after an exponent) refuses these. ``kubernetes.utils.parse_quantity`` (kubernetes 37.0.2,
+    ``kubernetes/utils/quantity.py``) accepts all of them — ``K`` as 1000 and whatever ``Decimal()`` parses — so
+    it cannot be the gate's parser: a manifest it passes would be refused at apply."""
+    assert parse_quantity(text) is None
+
+
 def test_selector_semantics() -> None:
     labels = {"app": "vllm", "tier": "serving"}
     assert selector_matches({}, labels)

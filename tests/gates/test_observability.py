@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from inferstack.catalog.metrics import DCGM, GPU_SERIES, KIND_METRICS, NIM, RAY_VLLM, VLLM
+from inferstack.catalog.metrics import DCGM, GPU_SERIES, NIM, RAY_VLLM, VLLM
+from inferstack.config.kinds import kind_of
 from inferstack.constructs.monitoring import POD_TARGET_LABELS
 from inferstack.constructs.observability import WORKLOAD_VARIABLE
 from inferstack.constructs.promql import metric_names
@@ -25,7 +26,7 @@ def _dashboards(objects):
 
 
 def _served(config):
-    return [w for w in resolve(config).workloads if w.kind in KIND_METRICS and w.config.monitoring]
+    return [w for w in resolve(config).workloads if kind_of(w.kind).metrics is not None and w.config.monitoring]
 
 
 def test_every_panel_reads_series_of_its_engine(any_app):
@@ -52,7 +53,7 @@ def test_one_row_per_workload(any_app):
             {
                 w.name
                 for w in served
-                if (uid == "gpus" and w.pool.accelerator.value == "nvidia") or KIND_METRICS[w.kind] is engine
+                if (uid == "gpus" and w.pool.accelerator.value == "nvidia") or kind_of(w.kind).metrics is engine
             }
         )
         assert variable["query"].split(",") == expected
@@ -67,7 +68,9 @@ def test_every_alert_reads_series_of_its_engine_and_selects_its_pods(any_app):
     assert {(r["metadata"]["namespace"], r["metadata"]["name"].removesuffix("-serving")) for r in rules} == set(served)
     for rule in rules:
         workload = served[(rule["metadata"]["namespace"], rule["metadata"]["name"].removesuffix("-serving"))]
-        known = KIND_METRICS[workload.kind].series() | GPU_SERIES
+        metrics = kind_of(workload.kind).metrics
+        assert metrics is not None
+        known = metrics.series() | GPU_SERIES
         alerts = rule["spec"]["groups"][0]["rules"]
         names = {a["alert"] for a in alerts}
         assert {"InferstackTimeToFirstTokenHigh", "InferstackInterTokenLatencyHigh", "InferstackKvCacheNearlyFull",

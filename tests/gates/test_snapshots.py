@@ -3,7 +3,8 @@
 * every CloudFormation template as JSON, with each Kubernetes manifest replaced by a reference to its own snapshot
   and each Helm release's values parsed (not one escaped line);
 * the Kubernetes objects of each manifest as YAML (one file per manifest), so a changed volume list is a
-  three-line diff.
+  three-line diff; a ConfigMap's files as literal blocks, and its one-line ``*.json`` files (Grafana
+  dashboards) pretty-printed, so a changed panel or script line is a one-line diff, not one 10,000-character line.
 
 Deploy-time values inside manifests and values are shown as ``${Ref:LogicalId}`` / ``${LogicalId.Attribute}`` /
 ``${AWS::Region}``; asset content hashes are normalized away. Update on purpose only:
@@ -77,6 +78,51 @@ def readable(template: dict[str, Any], stack: str) -> tuple[dict[str, Any], dict
     return template, manifests
 
 
+class _Block(str):
+    """A string shown as a YAML literal block (``|``)."""
+
+
+class _SnapshotDumper(yaml.SafeDumper):
+    pass
+
+
+_SnapshotDumper.add_representer(
+    _Block, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style="|")
+)
+
+
+def _file(key: str, value: Any) -> Any:
+    """A ConfigMap file as a block: multi-line text as it is, a one-line ``*.json`` indented (the same JSON)."""
+    if not isinstance(value, str):
+        return value
+    if key.endswith(".json") and "\n" not in value:
+        return _Block(json.dumps(json.loads(value), indent=2, ensure_ascii=True))
+    return _Block(value) if "\n" in value else value
+
+
+def with_readable_files(objects: list[Any]) -> list[Any]:
+    """``objects`` with each ConfigMap's files shown as blocks (:func:`_file`); other objects as they are."""
+    shown = []
+    for obj in objects:
+        data = obj.get("data") if isinstance(obj, dict) and obj.get("kind") == "ConfigMap" else None
+        if isinstance(data, dict):
+            obj = {**obj, "data": {key: _file(key, value) for key, value in data.items()}}
+        shown.append(obj)
+    return shown
+
+
+def snapshot_text(objects: list[Any]) -> str:
+    """The YAML a manifest's snapshot holds."""
+    return yaml.dump_all(
+        with_readable_files(objects),
+        Dumper=_SnapshotDumper,
+        sort_keys=False,
+        default_flow_style=False,
+        width=120,
+        allow_unicode=False,
+    )
+
+
 def test_templates_match_snapshots(any_app, snapshot_json):
     for name in sorted(any_app.templates):
         template, _ = readable(normalized(any_app.templates[name]), name)
@@ -87,8 +133,7 @@ def test_kubernetes_objects_match_snapshots(any_app, snapshot_yaml):
     for name in sorted(any_app.templates):
         _, manifests = readable(normalized(any_app.templates[name]), name)
         for logical_id, objects in manifests.items():
-            text = yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, width=120)
-            assert text == snapshot_yaml(name=f"{name}.{logical_id}")
+            assert snapshot_text(objects) == snapshot_yaml(name=f"{name}.{logical_id}")
 
 
 def test_snapshots_show_manifests_as_yaml_not_escaped_json(default_app):
@@ -96,3 +141,18 @@ def test_snapshots_show_manifests_as_yaml_not_escaped_json(default_app):
     assert manifests, "the workloads stack applies manifests"
     text = json.dumps(template)
     assert '\\"apiVersion\\"' not in text and "<see snapshot" in text
+
+
+def test_config_map_files_are_blocks_and_other_objects_are_unchanged(default_app):
+    _, manifests = readable(normalized(default_app.template("workloads")), "workloads")
+    objects = [o for objects in manifests.values() for o in objects]
+    dashboards = [o for o in objects if o["kind"] == "ConfigMap" and "grafana_dashboard" in o["metadata"]["labels"]]
+    assert dashboards
+    text = snapshot_text(dashboards)
+    assert '.json: |-\n    {\n      "panels": [' in text
+    assert yaml.safe_load_all(text) and [json.loads(v) for d in yaml.safe_load_all(text) for v in d["data"].values()]
+    files = [o for o in objects if o["kind"] == "ConfigMap" and o not in dashboards]
+    assert files and [o["data"] for o in yaml.safe_load_all(snapshot_text(files))] == [o["data"] for o in files]
+    others = [o for o in objects if o["kind"] != "ConfigMap"]
+    plain = yaml.safe_dump_all(others, sort_keys=False, default_flow_style=False, width=120)
+    assert snapshot_text(others) == plain

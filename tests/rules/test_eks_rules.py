@@ -12,6 +12,10 @@ def config(**cluster) -> InferstackConfig:
     return parse_config({"cluster": cluster})
 
 
+#: 198.51.0.0/16 as 256 /24s.
+SLASH_16_AS_24S = [f"198.51.{i}.0/24" for i in range(256)]
+
+
 class TestEndpoint:
     def test_private_endpoint_is_compliant(self):
         assert list(eks_endpoint.check(config(endpoint_access="private"))) == []
@@ -29,7 +33,16 @@ class TestEndpoint:
 
     def test_open_to_the_internet_is_flagged(self):
         (finding,) = eks_endpoint.check(config(endpoint_access="public_and_private", public_access_cidrs=["0.0.0.0/0"]))
-        assert "100.0% of the IPv4 internet" in finding.message
+        assert "100.00% of the IPv4 internet" in finding.message
+
+    @pytest.mark.parametrize("cidrs", [["11.0.0.0/8"], ["198.50.0.0/15"], ["198.50.255.0/24", *SLASH_16_AS_24S]])
+    def test_more_addresses_than_a_slash_16_are_flagged_however_they_are_split(self, cidrs):
+        (finding,) = eks_endpoint.check(config(endpoint_access="public_and_private", public_access_cidrs=cidrs))
+        assert "more than a /16 (65,536)" in finding.message and "acknowledge" in finding.fix
+
+    @pytest.mark.parametrize("cidrs", [["198.51.0.0/16"], ["203.0.113.0/24", "198.51.100.7/32"]])
+    def test_up_to_a_slash_16_is_an_allow_list(self, cidrs):
+        assert list(eks_endpoint.check(config(endpoint_access="public_and_private", public_access_cidrs=cidrs))) == []
 
 
 class TestLogs:

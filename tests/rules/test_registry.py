@@ -287,6 +287,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         workload(engine={"tensor_parallel_size": 1}),
         workload(engine={"tensor_parallel_size": 4}),
     ),
+    "MODEL-CONTEXT": case(
+        {},
+        workload(engine={"max_model_len": 40961}),  # Qwen3-8B: max_position_embeddings 40,960
+        workload(engine={"max_model_len": 40960}),
+    ),
     "SCHEDULING": case(
         {},
         workload(resources={"memory_gib": 2000}),

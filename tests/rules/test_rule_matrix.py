@@ -119,3 +119,16 @@ def test_model_fit_judges_the_tightest_instance_of_a_mixed_pool():
     assert "g6.xlarge" in finding.message
     data["compute"]["karpenter_pools"][0]["instance_types"] = ["g6e.xlarge"]
     assert not [f for f in _all(parse_config(data)) if f.rule == "MODEL-FIT"]
+
+
+@pytest.mark.parametrize("kind", OTHER_ENGINES)
+def test_engine_flags_unverified_warns_for_each_unlisted_engine(examples, kind: str):
+    """ENGINE-FLAGS-UNVERIFIED: SGLang's and TGI's ``extra_args`` pass unchecked (no vendored flag list), with a
+    warning naming the engine release; none without ``extra_args``."""
+    example = examples[OTHER_ENGINES[kind][0]]
+    assert not [f for f in _all(_changed(example, {"workloads[0].engine.extra_args": []})) if "FLAGS" in f.rule]
+    broken = _changed(example, {"workloads[0].engine.extra_args": ["--some-flag", "1"]})
+    (finding,) = _of(_all(broken), "ENGINE-FLAGS-UNVERIFIED", "workloads[0]")
+    assert (
+        finding.path == "workloads[0].engine.extra_args" and {"sglang": "SGLang", "tgi": "TGI"}[kind] in finding.message
+    )

@@ -109,3 +109,24 @@ def test_the_retention_list_is_cloudwatch_s():
     assert len(LOG_RETENTION_DAYS) == len(
         [d for d in aws_logs.RetentionDays if d is not aws_logs.RetentionDays.INFINITE]
     )
+
+
+def _fluent_bit_conf(objects: list[dict]) -> str:
+    (config_map,) = [o for o in objects if o["kind"] == "ConfigMap" and "fluent-bit.conf" in o.get("data", {})]
+    return config_map["data"]["fluent-bit.conf"]
+
+
+def test_a_pod_cannot_keep_its_logs_out_unless_the_config_allows_it(default_app):
+    """Fluent Bit's ``K8S-Logging.Exclude`` honours ``fluentbit.io/exclude`` on any pod: off by default, so a tenant
+    cannot hide its pods' logs; ``observability.log_pod_exclusion`` turns it on."""
+    import cdk8s
+
+    from inferstack.constructs.log_shipping import LogShipping, LogShippingProps
+
+    assert "K8S-Logging.Exclude Off" in _fluent_bit_conf(default_app.kubernetes_objects())
+    assert InferstackConfig().observability.log_pod_exclusion is False
+    chart = cdk8s.Chart(cdk8s.App(), "c")
+    LogShipping(
+        chart, "l", LogShippingProps(log_group="g", region="r", image="example.com/fluent-bit:1.0", pod_exclusion=True)
+    )
+    assert "K8S-Logging.Exclude On" in _fluent_bit_conf(chart.to_json())

@@ -48,9 +48,16 @@ class Autoscaling:
     kind: str = "keda"
     """``keda`` (ScaledObject, Prometheus trigger) or ``hpa`` (autoscaling/v2, pods metric via an adapter)."""
     min_replicas: int = 1
+    """Fewest replicas (KEDA ``minReplicaCount`` / HPA ``minReplicas``), also the replicas the Deployment starts
+    with. Default 1."""
     max_replicas: int = 4
+    """Most replicas (``maxReplicaCount`` / ``maxReplicas``): at least ``min_replicas`` and 1. Default 4."""
     target_waiting_requests: int = 5
+    """Waiting requests per replica to scale at: KEDA's Prometheus ``threshold`` on the pods' summed queue metric, or
+    the HPA's ``AverageValue`` target. Default 5."""
     prometheus_url: str = PROMETHEUS_URL
+    """Prometheus that KEDA's trigger queries (``serverAddress``; unused with ``hpa``). Default the in-cluster
+    kube-prometheus-stack (:data:`~inferstack.catalog.kubernetes.PROMETHEUS_URL`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,13 +65,20 @@ class ServingPodProps:
     """One serving engine's pods and what fronts them. Resources as Kubernetes quantities (accelerators included)."""
 
     name: str
+    """Name of the Deployment, Service, PodDisruptionBudget, PodMonitor and ScaledObject/HPA (also the
+    ``app.kubernetes.io/name`` label). An RFC 1123 label."""
     namespace: str
+    """Namespace of every object rendered. An RFC 1123 label."""
     component: str
     """``app.kubernetes.io/component`` (the engine, e.g. ``vllm``)."""
     image: str
+    """The engine's container image, pinned by tag or digest (``latest`` or untagged is refused)."""
     command: Sequence[str]
+    """The engine container's command (entrypoint)."""
     args: Sequence[str]
+    """The engine container's arguments (the engine's command line)."""
     container_name: str
+    """Name of the engine container."""
     port: int
     """The engine's HTTP port (named ``http``; probes, Service and metrics use it)."""
     home: str
@@ -78,30 +92,52 @@ class ServingPodProps:
     live_path: str | None = None
     """Liveness probe path. Default: ``health_path``."""
     metrics_path: str = "/metrics"
+    """Path the PodMonitor scrapes on ``metrics_port``. Default ``/metrics``."""
     metrics_port: str = "http"
     """Name of the port the PodMonitor scrapes (``http``, or one of ``ports``). Default ``http``."""
     queue_metric: QueueMetric | None = None
     """Required with ``autoscaling``."""
     service_account: str
+    """ServiceAccount the pods run as (its token is not mounted). An RFC 1123 label."""
     requests: Mapping[str, str]
+    """Container requests (``cpu``, ``memory``, ``nvidia.com/gpu``…), Kubernetes quantities."""
     limits: Mapping[str, str]
+    """Container limits, Kubernetes quantities; extended resources (accelerators, EFA) must equal their ``requests``."""
     node_selector: Mapping[str, str]
+    """The pods' nodeSelector (e.g. the Karpenter NodePool's labels)."""
     tolerations: Sequence[TolerationSpec]
+    """Taints the pods tolerate (``operator: Exists``): a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair."""
     startup_seconds: int
+    """How long the model may take to load: the startup probe allows ``startup_seconds // 10`` failures, 10 seconds
+    apart, before the kubelet restarts the container. At least 10 seconds."""
     replicas: int | None = 1
     """Replicas. None: not set on the Deployment — an external autoscaler (an HPA, AIBrix's PodAutoscaler) owns
     them, and a re-apply must not reset them. Default 1."""
     shm_gib: float = 8
+    """Size of the memory-backed ``/dev/shm`` emptyDir (NCCL, the tokenizer pool), GiB. At least 0.0625. Default 8."""
     init_containers: Sequence[k8s.Container] = ()
+    """Init containers run before the engine (e.g. a model download). Default none."""
     volumes: Sequence[k8s.Volume] = ()
+    """Pod volumes besides ``/dev/shm``, HOME and /tmp (e.g. the model's). Default none."""
     mounts: Sequence[k8s.VolumeMount] = ()
+    """Engine-container mounts of ``volumes``, after ``/dev/shm``, HOME and /tmp. Default none."""
     autoscaling: Autoscaling | None = None
+    """Scale on ``queue_metric`` with a KEDA ScaledObject or an HPA (the Deployment starts at its ``min_replicas``,
+    ``replicas`` is ignored). Default none."""
     monitoring: bool = True
+    """Render a PodMonitor scraping ``metrics_path`` on ``metrics_port``. Default True."""
     termination_grace_seconds: int = 120
+    """The pods' terminationGracePeriodSeconds: time for the preStop and the engine's drain before SIGKILL, seconds.
+    Default 120."""
     priority_class: str | None = None
+    """The pods' priorityClassName. Default none (the cluster's default priority)."""
     scheduler_name: str | None = None
+    """The pods' schedulerName (e.g. a gang scheduler). Default none: the default scheduler."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra labels of the Deployment and its pods; ``app.kubernetes.io/*`` keys are refused (they select the pods).
+    Default none."""
     annotations: Mapping[str, str] = field(default_factory=dict)
+    """Annotations of the pod template. Default none."""
     ports: Mapping[str, int] = field(default_factory=dict)
     """Extra container ports, name → port."""
     service_ports: Sequence[str] = ()

@@ -49,10 +49,14 @@ class ServingGroupProps:
     same pod with ``worker_command``/``worker_args`` and serve nothing (no port, no probes)."""
 
     pod: ServingPodProps
+    """The leader's pod (name, image, command line, probes, resources; ``replicas`` counts whole groups). Workers run
+    the same pod with ``worker_command``/``worker_args``. ``autoscaling`` is refused."""
     size: int
-    """Pods per replica (leader + workers): the LeaderWorkerSet ``size``, one per node."""
+    """Pods per replica (leader + workers): the LeaderWorkerSet ``size``, one per node. 2 to 64."""
     worker_command: Sequence[str]
+    """Command of the worker containers (instead of ``pod.command``)."""
     worker_args: Sequence[str]
+    """Arguments of the worker containers (instead of ``pod.args``), e.g. joining ``$(LWS_LEADER_ADDRESS)``."""
     worker_pre_stop_seconds: int = 0
     """preStop pause of the workers: LWS deletes a group's pods together, so workers that hold pipeline stages must
     outlive the leader's drain (its preStop + the engine's drain deadline). Default 0 (none)."""
