@@ -12,7 +12,7 @@ from typing import Literal
 import cdk8s
 import pytest
 
-from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.charts.workload import StorageRefs, WorkloadChart, pod_placement
 from inferstack.config import ConfigError, InferstackConfig, parse_config
 from inferstack.config.kinds import KindEndpoint, WorkloadKind, register_kind, unregister_kind
 from inferstack.config.workloads import SingleModelWorkload, WorkloadBase
@@ -78,8 +78,7 @@ class EchoChart(WorkloadChart):
                 service_account=resolved.server.service_account,
                 requests=pod.requests,
                 limits=pod.limits,
-                node_selector=pod.node_selector,
-                tolerations=sorted(pod.tolerations),
+                placement=pod_placement(pod),
                 startup_seconds=pod.startup_seconds,
                 volumes=list(self.loading.volumes),
                 mounts=list(self.loading.mounts),

@@ -12,6 +12,10 @@ import difflib
 from dataclasses import dataclass, replace
 
 GIB = 1024**3
+#: Files of a checkpoint a tokenizer needs — Hugging Face tokenizers and configs (``*.json``), sentencepiece
+#: (``*.model``), Mistral's tekken, tiktoken — never the weights (``*.safetensors``, ``*.bin``, ``*.pt``, ``*.gguf``).
+#: The benchmark copies only these, and its role may read only these (S3 object patterns).
+TOKENIZER_FILES = ("*.json", "tokenizer*", "*.model", "*.tiktoken", "tekken*")
 
 
 @dataclass(frozen=True, kw_only=True)

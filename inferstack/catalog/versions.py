@@ -181,7 +181,6 @@ HELM_CHARTS: dict[str, HelmChartVersion] = {
 #: (release v20260714). Managed node groups take the latest release of their AMI type for the cluster version.
 KARPENTER_AMI_ALIASES: dict[str, str] = {
     "al2023": "al2023@v20260714",
-    "bottlerocket": "bottlerocket@latest",
 }
 
 #: The Neuron scheduler extension's second kube-scheduler, matched to the cluster's minor version (the chart's

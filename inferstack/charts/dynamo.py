@@ -13,9 +13,10 @@ from cdk8s_plus_36 import k8s
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.charts.ray_serve import EFA_ENV
 from inferstack.charts.vllm import engine_args_for, engine_env_for
-from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.charts.workload import StorageRefs, WorkloadChart, pod_placement
 from inferstack.config.dynamo import DynamoMode, DynamoWorkloadConfig, RouterMode
 from inferstack.constructs.dynamo import DynamoComponentProps, DynamoGraph, DynamoGraphProps
+from inferstack.constructs.pod import PodPlacement
 from inferstack.plan import ResolvedWorkload, Role
 
 #: Labels the operator puts on every pod of a graph and of a component type (deploy/operator/internal/consts).
@@ -94,7 +95,7 @@ class DynamoChart(WorkloadChart):
                 args=["--router-mode", workload.frontend.router_mode.value],
                 requests=frontend.pod.requests,
                 limits=frontend.pod.limits,
-                node_selector=frontend.pod.node_selector,
+                placement=PodPlacement(node_selector=frontend.pod.node_selector),
                 shm_gib=FRONTEND_SHM_GIB,
             )
         ]
@@ -139,11 +140,9 @@ class DynamoChart(WorkloadChart):
             env=env,
             requests=role.pod.requests,
             limits=role.pod.limits,
-            node_selector=role.pod.node_selector,
-            tolerations=sorted(role.pod.tolerations),
+            placement=pod_placement(role.pod, affinity=zone_affinity(workload.name) if disaggregated else None),
             volumes=loading.volumes,
             mounts=loading.mounts,
             init_containers=self.wait_for_model(resolved, refs),
             shm_gib=workload.resources.shm_gib,
-            affinity=zone_affinity(workload.name) if disaggregated else None,
         )

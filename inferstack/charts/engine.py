@@ -3,7 +3,7 @@ resources, placement, startup budget and replicas, and the primary model's volum
 
 from __future__ import annotations
 
-from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.charts.workload import StorageRefs, WorkloadChart, pod_placement
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.engine import EnginePlacement
 from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
@@ -21,13 +21,11 @@ def engine_placement(chart: WorkloadChart, resolved: ResolvedWorkload, refs: Sto
         service_account=role.service_account,
         requests=pod.requests,
         limits=pod.limits,
-        node_selector=pod.node_selector,
-        tolerations=sorted(pod.tolerations),
+        placement=pod_placement(pod, priority_class=SERVING_PRIORITY_CLASS),
         startup_seconds=pod.startup_seconds,
         replicas=workload.replicas,
         shm_gib=workload.resources.shm_gib,
         monitoring=workload.monitoring,
-        priority_class=SERVING_PRIORITY_CLASS,
         volumes=loading.volumes if loading else (),
         mounts=loading.mounts if loading else (),
         init_containers=chart.wait_for_model(resolved, refs) if resolved.models else (),

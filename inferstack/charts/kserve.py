@@ -10,11 +10,11 @@ from typing import Any
 from cdk8s_plus_36 import k8s
 
 from inferstack.charts.vllm import engine_args_for, engine_env_for
-from inferstack.charts.workload import StorageRefs, WorkloadChart, fsx_model_path
+from inferstack.charts.workload import StorageRefs, WorkloadChart, fsx_model_path, pod_placement
 from inferstack.config.kserve import DeploymentMode, KServeWorkloadConfig, ScaleMetric
 from inferstack.config.workloads import ModelSourceType
 from inferstack.constructs.kserve import KServeService, KServeServiceProps
-from inferstack.constructs.pod.group import template_json
+from inferstack.constructs.pod import template_json
 from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
 from inferstack.plan import ResolvedWorkload
 from inferstack.plan.kserve import IMAGE_PULL_SECONDS, NODE_START_SECONDS, cold_start
@@ -91,8 +91,7 @@ class KServeChart(WorkloadChart):
                 env=env,
                 requests=pod.requests,
                 limits=predictor_limits(pod.requests, pod.limits),
-                node_selector=pod.node_selector,
-                tolerations=sorted(pod.tolerations),
+                placement=pod_placement(pod, priority_class=SERVING_PRIORITY_CLASS),
                 min_replicas=scaling.min_replicas,
                 max_replicas=scaling.max_replicas,
                 scale_metric=metric.value if metric else None,
@@ -100,7 +99,6 @@ class KServeChart(WorkloadChart):
                 startup_seconds=pod.startup_seconds,
                 progress_deadline_seconds=pod.startup_seconds + NODE_START_SECONDS + IMAGE_PULL_SECONDS,
                 request_timeout_seconds=timeout,
-                priority_class=SERVING_PRIORITY_CLASS,
                 monitoring=workload.monitoring,
                 **({} if knative else self._wait_for_sync(resolved, refs)),
             ),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.charts.workload import StorageRefs, WorkloadChart, pod_placement
 from inferstack.config.nim import NimCacheSource, NimWorkloadConfig
 from inferstack.constructs.nim import NimCacheProps, NimServer, NimServerProps
 from inferstack.constructs.validation import PropError
@@ -66,8 +66,7 @@ class NimChart(WorkloadChart):
                 replicas=workload.replicas,
                 requests=pod.requests,
                 limits=pod.limits,
-                node_selector=pod.node_selector,
-                tolerations=sorted(pod.tolerations),
+                placement=pod_placement(pod),
                 startup_seconds=pod.startup_seconds,
                 shm_gib=workload.resources.shm_gib,
                 monitoring=workload.monitoring,
@@ -88,8 +87,7 @@ class NimChart(WorkloadChart):
                     access_mode=cache.access_mode.value,
                     cpu=str(int(cpu)) if float(cpu).is_integer() else f"{int(cpu * 1000)}m",
                     memory=f"{cache.memory_gib:g}Gi",
-                    node_selector=pod.node_selector,
-                    tolerations=sorted(pod.tolerations),
+                    placement=pod_placement(pod),
                 ),
             ),
         )

@@ -12,7 +12,7 @@ from inferstack.catalog.images import image_facts
 from inferstack.catalog.ray import config_problems
 from inferstack.catalog.versions import ENGINE_RAY_VERSIONS, ENGINE_VLLM_VERSIONS
 from inferstack.charts.vllm import engine_args_for, engine_env_for
-from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.charts.workload import StorageRefs, WorkloadChart, pod_placement
 from inferstack.config.engine import VllmEngineConfig
 from inferstack.config.ray_serve import RayAutoscaling, RayServeWorkloadConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType
@@ -144,8 +144,7 @@ class RayServeChart(WorkloadChart):
                     name=name,
                     requests=pod.requests,
                     limits=pod.limits,
-                    node_selector=pod.node_selector,
-                    tolerations=sorted(pod.tolerations),
+                    placement=pod_placement(pod, priority_class=SERVING_PRIORITY_CLASS),
                     min_replicas=workload.workers.min_pods,
                     max_replicas=max(workload.workers.min_pods, max_pods(workload, name)),
                     ray_resources=ray_resources,
@@ -169,8 +168,7 @@ class RayServeChart(WorkloadChart):
                 serve_config={"applications": [app]},
                 head_requests=head.requests,
                 head_limits=head.limits,
-                head_node_selector=head.node_selector,
-                head_tolerations=sorted(head.tolerations),
+                head_placement=pod_placement(head, priority_class=SERVING_PRIORITY_CLASS),
                 workers=groups,
                 env=env,
                 env_from_secrets=secrets,
@@ -180,7 +178,6 @@ class RayServeChart(WorkloadChart):
                 upgrade_strategy=workload.upgrade_strategy.value,
                 idle_timeout_seconds=workload.workers.idle_timeout_seconds,
                 monitoring=workload.monitoring,
-                priority_class=SERVING_PRIORITY_CLASS,
             ),
         )
 

@@ -10,7 +10,7 @@ from cdk8s_plus_36 import k8s
 
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import NEURON_SCHEDULER
-from inferstack.charts.workload import StorageRefs, WorkloadChart
+from inferstack.charts.workload import StorageRefs, WorkloadChart, pod_placement
 from inferstack.config.aibrix import AibrixConfig
 from inferstack.config.engine import DEFAULT_MAX_MODEL_LEN, VllmEngineConfig, flags_version_of
 from inferstack.config.workloads import ModelConfig, ModelSourceType, VllmWorkloadConfig
@@ -95,9 +95,10 @@ def engine_env_for(engine: VllmEngineConfig, model: ModelConfig) -> dict[str, st
     return env
 
 
-def server_fields(resolved: ResolvedWorkload) -> dict[str, Any]:
+def server_fields(resolved: ResolvedWorkload, *, scheduler_name: str | None = None) -> dict[str, Any]:
     """The server props every vLLM kind takes from its plan and config: names, identity, the serving pod's
-    resources and placement, startup budget, replicas, /dev/shm, monitoring, serving priority."""
+    resources and placement (serving priority, ``scheduler_name``: default the default scheduler), startup budget,
+    replicas, /dev/shm, monitoring."""
     workload, pod = resolved.config, resolved.server.pod
     assert isinstance(workload, VllmWorkloadConfig)
     return {
@@ -107,13 +108,11 @@ def server_fields(resolved: ResolvedWorkload) -> dict[str, Any]:
         "service_account": resolved.server.service_account,
         "requests": pod.requests,
         "limits": pod.limits,
-        "node_selector": pod.node_selector,
-        "tolerations": sorted(pod.tolerations),
+        "placement": pod_placement(pod, priority_class=SERVING_PRIORITY_CLASS, scheduler_name=scheduler_name),
         "startup_seconds": pod.startup_seconds,
         "replicas": workload.replicas,
         "shm_gib": workload.resources.shm_gib,
         "monitoring": workload.monitoring,
-        "priority_class": SERVING_PRIORITY_CLASS,
     }
 
 
@@ -173,19 +172,16 @@ class VllmChart(WorkloadChart):
                     engine=engine_args,
                     requests=plan.requests,
                     limits=plan.limits,
-                    node_selector=plan.node_selector,
-                    tolerations=sorted(plan.tolerations),
+                    placement=pod_placement(plan, priority_class=BATCH_PRIORITY_CLASS, scheduler_name=NEURON_SCHEDULER),
                     model_gib=size,
                     scratch_gib=NEURON_COMPILE_SCRATCH_GIB,
                     env={"SYNC_MARKER": f"{model.bucket_prefix}{SYNC_MARKER}"} if resolved.sync else {},
-                    priority_class=BATCH_PRIORITY_CLASS,
-                    scheduler_name=NEURON_SCHEDULER,
                 ),
             )
         else:
             init = self.wait_for_model(resolved, refs)
         scaling = workload.autoscaling
-        fields = server_fields(resolved)
+        fields = server_fields(resolved, scheduler_name=NEURON_SCHEDULER if neuron else None)
         if workload.aibrix is not None:
             fields, engine_args, env = self._aibrix(workload, workload.aibrix, fields, engine_args, env)
         self.server = VllmServer(
@@ -208,7 +204,6 @@ class VllmChart(WorkloadChart):
                 )
                 if scaling
                 else None,
-                scheduler_name=NEURON_SCHEDULER if neuron else None,
             ),
         )
 

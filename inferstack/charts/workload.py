@@ -5,8 +5,9 @@ namespaces workloads live in."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import cdk8s
 from cdk8s_plus_36 import k8s
@@ -23,8 +24,9 @@ from inferstack.constructs.bench import BenchJob, BenchJobProps, BenchLoad
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
 from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
 from inferstack.constructs.observability import ServingAlerts
+from inferstack.constructs.pod import PodPlacement
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
-from inferstack.plan import ResolvedModel, ResolvedWorkload
+from inferstack.plan import PodPlan, ResolvedModel, ResolvedWorkload
 from inferstack.plan.bench import ResolvedBench
 
 
@@ -47,6 +49,28 @@ def fsx_model_path(model: ModelConfig, refs: StorageRefs) -> str:
     ``fsx_import_prefix`` to ``fsx_path``)."""
     relative = model.bucket_prefix[len(refs.fsx_import_prefix) :]
     return f"{refs.fsx_path.rstrip('/')}/{relative}".rstrip("/")
+
+
+def pod_placement(
+    pod: PodPlan,
+    *,
+    priority_class: str | None = None,
+    scheduler_name: str | None = None,
+    affinity: Mapping[str, Any] | None = None,
+) -> PodPlacement:
+    """The planned pod's node selector and tolerations (sorted) as a :class:`PodPlacement`, with
+    ``priority_class``, ``scheduler_name`` and ``affinity`` (default none)."""
+    return PodPlacement(
+        node_selector=pod.node_selector,
+        tolerations=sorted(pod.tolerations),
+        affinity=affinity,
+        scheduler_name=scheduler_name,
+        priority_class=priority_class,
+    )
+
+
+#: The system pool, where batch work (model sync, benchmarks) runs, at batch priority.
+SYSTEM_BATCH_PLACEMENT = PodPlacement(node_selector={POOL_LABEL: SYSTEM_POOL}, priority_class=BATCH_PRIORITY_CLASS)
 
 
 #: Pod Security Standards level inferstack enforces on the namespaces it creates (warns at ``restricted``).
@@ -167,7 +191,7 @@ class WorkloadChart(cdk8s.Chart):
                 tokenizer=bench.tokenizer,
                 tokenizer_mode=bench.tokenizer_mode,
                 hf_token_secret=bench.hf_token_secret,
-                node_selector={POOL_LABEL: SYSTEM_POOL},
+                placement=SYSTEM_BATCH_PLACEMENT,
                 timeout_seconds=load.timeout_minutes * 60,
             ),
         )
@@ -241,8 +265,7 @@ class WorkloadChart(cdk8s.Chart):
                     model_id=model.id,
                     revision=model.revision,
                     hf_token_secret=token,
-                    node_selector={POOL_LABEL: SYSTEM_POOL},
-                    priority_class=BATCH_PRIORITY_CLASS,
+                    placement=SYSTEM_BATCH_PLACEMENT,
                     exclude=resolved_model.sync_excludes,
                 ),
             )

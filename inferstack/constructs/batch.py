@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
@@ -13,10 +13,11 @@ import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.constructs.scheduling import TolerationSpec
-from inferstack.constructs.scheduling import tolerations as pod_tolerations
+from inferstack.constructs.pod.placement import PodPlacement
 
 BATCH_PRIORITY_CLASS = "inferstack-batch"
+#: Batch work's placement: the ``inferstack-batch`` PriorityClass (never preempts serving), any node.
+BATCH_PLACEMENT = PodPlacement(priority_class=BATCH_PRIORITY_CLASS)
 SCRIPTS_DIR = "/scripts"
 WORK_DIR = "/work"
 POD_TMP = "/tmp"  # noqa: S108 - always a pod-local emptyDir
@@ -67,15 +68,13 @@ def script_job(
     volumes: Sequence[k8s.Volume],
     backoff_limit: int,
     scratch_gib: int,
-    node_selector: Mapping[str, str] | None = None,
-    tolerations: Sequence[TolerationSpec] = (),
+    placement: PodPlacement = BATCH_PLACEMENT,
     fs_group: int | None = None,
-    priority_class: str | None = BATCH_PRIORITY_CLASS,
-    scheduler_name: str | None = None,
 ) -> k8s.KubeJob:
     """A ConfigMap holding the script (mounted read-only at ``/scripts``) and a Job running ``container``:
-    never restarted in place, ``priority_class`` (default ``inferstack-batch``: never preempts serving; ``None`` =
-    the cluster default), RuntimeDefault seccomp, removed a day after it finishes. The pod gets a ``work`` emptyDir
+    never restarted in place, where ``placement`` says (default :data:`BATCH_PLACEMENT`: the ``inferstack-batch``
+    PriorityClass, which never preempts serving; a placement without ``priority_class`` gets the cluster default),
+    RuntimeDefault seccomp, removed a day after it finishes. The pod gets a ``work`` emptyDir
     of ``scratch_gib`` GiB (mount it with :func:`work_mount`).
 
     Both objects are named ``<name>-<hash>`` of the script and the whole pod template (:func:`content_name`), so
@@ -86,10 +85,7 @@ def script_job(
         # no Kubernetes API token: the Job talks to S3 / the Hub only (Pod Identity projects its own token)
         automount_service_account_token=False,
         restart_policy="Never",
-        priority_class_name=priority_class,
-        scheduler_name=scheduler_name,
-        node_selector=dict(node_selector) if node_selector else None,
-        tolerations=pod_tolerations(tolerations),
+        **placement.pod_spec_kwargs(),
         security_context=k8s.PodSecurityContext(
             fs_group=fs_group, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
         ),
@@ -114,6 +110,7 @@ def script_job(
             template=k8s.PodTemplateSpec(metadata=k8s.ObjectMeta(labels=labels), spec=spec),
         ),
     )
+    placement.patch_affinity(job, "/spec/template/spec")
     rendered = job.to_json()["spec"]
     job_name = content_name(name, text, rendered)
     config_map = f"{job_name}-script"

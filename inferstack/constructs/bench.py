@@ -17,15 +17,16 @@ Every value reaches the shell scripts as an environment variable (nothing of the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
+from inferstack.catalog.models import TOKENIZER_FILES
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.constructs import validation as check
-from inferstack.constructs.batch import BATCH_PRIORITY_CLASS, hardened
+from inferstack.constructs.batch import BATCH_PLACEMENT, hardened
+from inferstack.constructs.pod import PodPlacement
 
 BENCH_COMPONENT = "bench"
 #: Label naming the workload a bench pod targets (its NetworkPolicy lets exactly those pods in).
@@ -36,8 +37,6 @@ RESULTS, TOKENIZER, HOME = "/results", "/tokenizer", "/home/bench"
 #: ``vllm bench serve`` retries its first request every 5 s for this long, so a run started while the server is
 #: still loading waits for it (vLLM 0.31.0 benchmarks/serve.py; 0 — its default — would fail at once).
 READY_TIMEOUT_SECONDS = 1800
-#: Files a tokenizer needs (HF tokenizers, sentencepiece, Mistral's tekken, tiktoken), never the weights.
-TOKENIZER_FILES = ("*.json", "tokenizer*", "*.model", "*.tiktoken", "tekken*")
 TOKENIZER_SCRIPT = (
     'aws s3 sync "s3://$BUCKET/$MODEL_PREFIX" ' + TOKENIZER + ' --exclude "*" '
     + " ".join(f'--include "{pattern}"' for pattern in TOKENIZER_FILES)
@@ -98,8 +97,9 @@ class BenchJobProps:
     hf_token_secret: tuple[str, str] | None = None
     """Secret (name, key) read into the bench container's ``HF_TOKEN`` (a gated Hugging Face tokenizer). Default
     none."""
-    node_selector: Mapping[str, str] | None = None
-    """The bench pods' nodeSelector. Default none."""
+    placement: PodPlacement = field(default_factory=lambda: BATCH_PLACEMENT)
+    """Where the bench pods run and their PriorityClass. Default :data:`~inferstack.constructs.batch.BATCH_PLACEMENT`:
+    any node, ``inferstack-batch`` (never preempts serving)."""
     timeout_seconds: int = 3600
     """The Job's ``activeDeadlineSeconds``: a run still going after this long is stopped, seconds. Default 3600."""
     image: str = ENGINE_IMAGES["vllm-gpu"]
@@ -208,8 +208,7 @@ class BenchJob(Construct):
             service_account_name=props.service_account,
             automount_service_account_token=False,  # no Kubernetes API calls (Pod Identity projects its own token)
             restart_policy="Never",
-            priority_class_name=BATCH_PRIORITY_CLASS,
-            node_selector=dict(props.node_selector) if props.node_selector else None,
+            **props.placement.pod_spec_kwargs(),
             security_context=k8s.PodSecurityContext(
                 run_as_non_root=True, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault"), fs_group=1000
             ),
@@ -238,6 +237,7 @@ class BenchJob(Construct):
                 ),
             ),
         )
+        props.placement.patch_affinity(self.cron_job, "/spec/jobTemplate/spec/template/spec")
 
 
 def _aws_cli(name: str, script: str, env: list[k8s.EnvVar], data: k8s.VolumeMount) -> k8s.Container:

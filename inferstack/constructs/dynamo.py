@@ -12,7 +12,8 @@ What the Dynamo operator (1.4.0 branch cut, deploy/operator/internal) does with 
 * ``/dev/shm`` comes from ``sharedMemorySize`` (its own volume): the pod template mounts none;
 * with a pod ``securityContext`` given it applies none of its own; the ServiceAccount is left unset, so the operator
   sets ``<graph>-k8s-service-discovery`` (the Role its service discovery needs), and the token stays mounted;
-* ``priorityClassName`` needs Grove (webhook/validation): it is not set.
+* ``priorityClassName`` needs Grove (webhook/validation): it is not set (a placement's ``priority_class`` is
+  refused).
 """
 
 from __future__ import annotations
@@ -29,9 +30,7 @@ from inferstack.catalog.versions import IMAGES
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.monitoring import pod_monitor
-from inferstack.constructs.pod import ServingPodProps, pod_template
-from inferstack.constructs.pod.group import template_json
-from inferstack.constructs.scheduling import TolerationSpec
+from inferstack.constructs.pod import PodPlacement, ServingPodProps, pod_template_json
 
 API_VERSION = "nvidia.com/v1beta1"
 COMPONENT_TYPES = ("frontend", "worker", "prefill", "decode")
@@ -125,11 +124,9 @@ class DynamoComponentProps:
     """Requests of ``main`` (``nvidia.com/gpu`` included), Kubernetes quantities."""
     limits: Mapping[str, str]
     """Limits of ``main``; extended resources must equal their ``requests``."""
-    node_selector: Mapping[str, str]
-    """The component pods' nodeSelector."""
-    tolerations: Sequence[TolerationSpec] = ()
-    """Taints the component pods tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default
-    none."""
+    placement: PodPlacement
+    """Where the component pods run: node selector, tolerations, affinity (e.g. prefill and decode in one zone) and
+    scheduler; ``priority_class`` is refused (it needs Grove)."""
     volumes: Sequence[k8s.Volume] = ()
     """Pod volumes besides the cache and /tmp emptyDirs (e.g. the model's). Default none."""
     mounts: Sequence[k8s.VolumeMount] = ()
@@ -138,8 +135,6 @@ class DynamoComponentProps:
     """Init containers of the component pods (e.g. waiting for the model sync). Default none."""
     shm_gib: float = 8
     """``sharedMemorySize`` (``/dev/shm``), GiB. Default 8 (the operator's)."""
-    affinity: Mapping[str, Any] | None = None
-    """The pod's ``affinity`` (e.g. prefill and decode in one zone). Default none."""
 
     @property
     def ports(self) -> Mapping[str, int]:
@@ -198,6 +193,7 @@ class DynamoGraph(Construct):
             check.quantities(owner, f"{where}.requests", component.requests)
             check.extended_resources_equal(owner, component.requests, component.limits)
             check.at_least(owner, f"{where}.replicas", component.replicas, 1, "a graph component serves")
+            component.placement.refuse(owner, f"{where}.placement", ("priority_class",), "it needs Grove")
         self.props = props
         labels = {
             "app.kubernetes.io/name": props.name,
@@ -287,20 +283,17 @@ class DynamoGraph(Construct):
             service_account="",
             requests=component.requests,
             limits=component.limits,
-            node_selector=component.node_selector,
-            tolerations=component.tolerations,
+            placement=component.placement,
             startup_seconds=600,
             shm_gib=component.shm_gib,
             init_containers=component.init_containers,
             volumes=component.volumes,
         )
-        template = template_json(pod_template(pod, pod_labels, container))
+        template = pod_template_json(pod, pod_labels, container)
         spec = template["spec"]
         for key in _OPERATOR_OWNED:
             spec.pop(key, None)
         spec["volumes"] = [v for v in spec.get("volumes", []) if v["name"] != "shm"]  # sharedMemorySize's
-        if component.affinity:
-            spec["affinity"] = dict(component.affinity)
         if props.pull_secrets:
             spec["imagePullSecrets"] = [{"name": secret} for secret in props.pull_secrets]
         return {

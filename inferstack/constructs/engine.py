@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.constructs.pod import QueueMetric, ServingPodProps, ServingWorkload
-from inferstack.constructs.scheduling import TolerationSpec
+from inferstack.constructs.pod import PodPlacement, QueueMetric, ServingPodProps, ServingWorkload
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,10 +83,8 @@ class EnginePlacement:
     """Container requests (``cpu``, ``memory``, accelerators…), Kubernetes quantities."""
     limits: Mapping[str, str]
     """Container limits, Kubernetes quantities; extended resources (accelerators, EFA) must equal their ``requests``."""
-    node_selector: Mapping[str, str]
-    """The pods' nodeSelector."""
-    tolerations: Sequence[TolerationSpec] = ()
-    """Taints the pods tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default none."""
+    placement: PodPlacement
+    """Where the pods run: node selector, tolerations, affinity, scheduler and PriorityClass."""
     startup_seconds: int
     """How long the model may take to load (the startup probe's budget), seconds. At least 10."""
     replicas: int | None = 1
@@ -96,8 +93,6 @@ class EnginePlacement:
     """Size of the memory-backed ``/dev/shm``, GiB. At least 0.0625. Default 8."""
     monitoring: bool = True
     """Render a PodMonitor on the engine's metrics. Default True."""
-    priority_class: str | None = None
-    """The pods' priorityClassName. Default none."""
     volumes: Sequence[k8s.Volume] = ()
     """Pod volumes besides ``/dev/shm``, HOME and /tmp (e.g. the model's). Default none."""
     mounts: Sequence[k8s.VolumeMount] = ()
@@ -138,8 +133,7 @@ class EngineServer(Construct):
             service_account=placement.service_account,
             requests=placement.requests,
             limits=placement.limits,
-            node_selector=placement.node_selector,
-            tolerations=placement.tolerations,
+            placement=placement.placement,
             startup_seconds=placement.startup_seconds,
             replicas=placement.replicas,
             shm_gib=placement.shm_gib,
@@ -151,7 +145,6 @@ class EngineServer(Construct):
             post_start=spec.post_start,
             run_as_image_user=spec.run_as_image_user,
             recreate=spec.recreate,
-            priority_class=placement.priority_class,
             labels=placement.labels,
         )
         self.workload = ServingWorkload(self, "pod", pod, owner=owner)

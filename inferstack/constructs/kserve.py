@@ -26,7 +26,7 @@ from constructs import Construct
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.monitoring import pod_monitor
-from inferstack.constructs.scheduling import TolerationSpec, toleration_pairs
+from inferstack.constructs.pod import PodPlacement
 
 API_VERSION = "serving.kserve.io/v1beta1"
 RUNTIME = "kserve-huggingfaceserver"
@@ -73,11 +73,10 @@ class KServeServiceProps:
     limits: Mapping[str, str]
     """Model-container limits; extended resources must equal their ``requests`` (``nvidia.com/gpu`` makes KServe use
     the runtime's ``-gpu`` image)."""
-    node_selector: Mapping[str, str]
-    """The predictor pods' nodeSelector."""
-    tolerations: Sequence[TolerationSpec] = ()
-    """Taints the predictor pods tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default
-    none."""
+    placement: PodPlacement
+    """Where the predictor pods run. Its ``priority_class`` is rendered in Standard mode only (Knative has no
+    ``podspec-priorityclassname`` by default); ``affinity`` and ``scheduler_name`` are refused in Knative mode
+    (they need its ``podspec-affinity``/``podspec-schedulername`` feature flags)."""
     min_replicas: int = 1
     """``predictor.minReplicas``: 0 (scale to zero) only in Knative mode, otherwise at least 1; at most
     ``max_replicas``. Default 1."""
@@ -99,8 +98,6 @@ class KServeServiceProps:
     request_timeout_seconds: int | None = None
     """Knative mode: the predictor's per-request ``timeout`` (a cold start waits within it), seconds. Default none:
     Knative's."""
-    priority_class: str | None = None
-    """Standard mode: the predictor pods' priorityClassName (not rendered in Knative mode). Default none."""
     monitoring: bool = True
     """Render a PodMonitor scraping ``/metrics`` on port 8080 of the predictor pods. Default True."""
     init_containers: Sequence[Mapping[str, Any]] = ()
@@ -125,6 +122,10 @@ class KServeService(Construct):
         check.quantities(owner, "requests", props.requests)
         check.extended_resources_equal(owner, props.requests, props.limits)
         knative = props.mode == "Knative"
+        if knative:
+            props.placement.refuse(
+                owner, "placement", ("affinity", "scheduler_name"), "Knative admits it only with its podspec flags"
+            )
         if props.min_replicas < (0 if knative else 1) or props.min_replicas > props.max_replicas:
             raise check.PropError(
                 f"{owner}: min_replicas {props.min_replicas} — 0 ≤ min ≤ max in Knative mode, 1 ≤ min ≤ max in "
@@ -171,15 +172,13 @@ class KServeService(Construct):
                 "periodSeconds": PROBE_PERIOD_SECONDS,
                 "failureThreshold": max(1, props.startup_seconds // PROBE_PERIOD_SECONDS),
             }
+        placement = props.placement.pod_spec_json()
+        priority = placement.pop("priorityClassName", None)
         predictor: dict[str, Any] = {
             "minReplicas": props.min_replicas,
             "maxReplicas": props.max_replicas,
             "serviceAccountName": props.service_account,
-            "nodeSelector": dict(props.node_selector),
-            "tolerations": [
-                {"key": key, "operator": "Exists", "effect": effect}
-                for key, effect in toleration_pairs(props.tolerations)
-            ],
+            **placement,
             "labels": {**props.labels, **labels},
             "model": model,
         }
@@ -196,8 +195,8 @@ class KServeService(Construct):
                 )
             predictor["initContainers"] = [dict(c) for c in props.init_containers]
             predictor["volumes"] = [dict(v) for v in props.volumes]
-        if props.priority_class and not knative:  # Knative has no podspec-priorityclassname by default
-            predictor["priorityClassName"] = props.priority_class
+        if priority and not knative:  # Knative has no podspec-priorityclassname by default
+            predictor["priorityClassName"] = priority
         self.inference_service = CustomResource(
             self,
             "inference-service",

@@ -72,8 +72,8 @@ class LiteLLMGatewayProps:
     """Variables read from Secrets: every ``os.environ/…`` the config names (provider keys), the master and salt
     keys, the database's password or URL."""
     placement: EnginePlacement
-    """The proxy pods' name, namespace, resources and placement (Postgres uses its ``node_selector`` too); with
-    ``hpa`` the replicas are the HPA's."""
+    """The proxy pods' name, namespace, resources and placement (Postgres uses its ``placement.node_selector``
+    too); with ``hpa`` the replicas are the HPA's."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Plain environment variables of the proxy (with ``postgres``, its ``DATABASE_HOST``/``_USERNAME``/``_NAME`` are
     added). Default none."""
@@ -206,7 +206,7 @@ class LiteLLMGateway(Construct):
                     metadata=k8s.ObjectMeta(labels=selector),
                     spec=k8s.PodSpec(
                         automount_service_account_token=False,
-                        node_selector=dict(placement.node_selector),
+                        node_selector=dict(placement.placement.node_selector),
                         security_context=k8s.PodSecurityContext(
                             fs_group=POSTGRES_UID, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
                         ),

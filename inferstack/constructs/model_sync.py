@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.versions import ENGINE_IMAGES, IMAGES, MODEL_SYNC_PACKAGES
 from inferstack.constructs.batch import POD_TMP, hardened, job_name, script_job, script_mount, work_mount
+from inferstack.constructs.pod import PodPlacement
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,17 +36,15 @@ class ModelSyncJobProps:
     """The revision to copy: a branch, tag or commit (recorded in the marker). Default ``main``."""
     hf_token_secret: tuple[str, str] | None = None
     """(Secret name, key) of a Hugging Face token; required for gated models."""
-    node_selector: dict[str, str] | None = None
-    """The Job pod's nodeSelector. Default none."""
+    placement: PodPlacement = field(default_factory=PodPlacement)
+    """Where the Job's pod runs and its PriorityClass (it must exist on the cluster; inferstack platforms pass
+    ``inferstack-batch``). Default: any node, the cluster's default priority."""
     scratch_gib: int = 60
     """Local space for the largest file of the model, GiB. Default 60."""
     include: tuple[str, ...] = ()
     """Glob patterns (repository-relative) of the files to copy. Default: every file of the revision."""
     exclude: tuple[str, ...] = ()
     """Glob patterns of files never to copy (applied after ``include``). Default none."""
-    priority_class: str | None = None
-    """PriorityClass of the Job's pod (it must exist on the cluster). Default: none (the cluster default);
-    inferstack platforms pass ``inferstack-batch``."""
 
 
 #: Object the sync Job writes last under the model prefix; servers and the Neuron compile Job wait for it.
@@ -150,7 +149,6 @@ class ModelSyncJob(Construct):
             ],
             scratch_gib=props.scratch_gib,
             backoff_limit=3,
-            node_selector=props.node_selector,
-            priority_class=props.priority_class,
+            placement=props.placement,
         )
         self.job_name = job_name(self.job)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from cdk8s_plus_36 import k8s
@@ -32,8 +32,7 @@ from inferstack.constructs.batch import (
     script_mount,
     work_mount,
 )
-from inferstack.constructs.pod import SERVING_UID
-from inferstack.constructs.scheduling import TolerationSpec
+from inferstack.constructs.pod import SERVING_UID, PodPlacement
 from inferstack.constructs.vllm import CACHE_ENV, HOME, SERVING_USER, EngineArgs
 
 COMPILED_DIR = "/compiled"
@@ -133,20 +132,15 @@ class NeuronCompileJobProps:
     """Compile-container requests (the server's Neuron devices, ``aws.amazon.com/neuron``…), Kubernetes quantities."""
     limits: Mapping[str, str]
     """Compile-container limits, Kubernetes quantities (extended resources equal to ``requests``)."""
-    node_selector: Mapping[str, str]
-    """The compile pod's nodeSelector (the Neuron pool)."""
-    tolerations: Sequence[TolerationSpec] = ()
-    """Taints to tolerate: a key (``NoSchedule``) or ``(key, effect)``."""
+    placement: PodPlacement
+    """Where the compile pod runs: the Neuron pool's node selector and tolerations, the scheduler (the Neuron
+    scheduler extension for contiguous devices) and the PriorityClass (it must exist; none: the cluster default)."""
     model_gib: int = 40
     """Volume for the downloaded weights (at the server's path, ``/models``), GiB. Default 40."""
     scratch_gib: int = 200
     """Compiler scratch space and caches, GiB. Default 200."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Extra environment of the compile container; it overrides the Job's own variables. Default none."""
-    priority_class: str | None = None
-    """PriorityClass of the Job's pod (it must exist). Default: none (the cluster default)."""
-    scheduler_name: str | None = None
-    """``schedulerName`` (the Neuron scheduler extension for contiguous devices). Default: the default scheduler."""
 
 
 class NeuronCompileJob(Construct):
@@ -214,10 +208,7 @@ class NeuronCompileJob(Construct):
             ],
             scratch_gib=props.scratch_gib,
             backoff_limit=2,
-            node_selector=props.node_selector,
-            tolerations=props.tolerations,
+            placement=props.placement,
             fs_group=SERVING_UID,
-            priority_class=props.priority_class,
-            scheduler_name=props.scheduler_name,
         )
         self.job_name = job_name(self.job)

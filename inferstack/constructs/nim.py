@@ -13,7 +13,9 @@ What the NIM operator 3.0 does with these fields and this relies on (NVIDIA/k8s-
   ``feature.node.kubernetes.io/pci-10de.present`` (NFD) — so it is always set. ``volumeAccessMode`` has no default.
 * ``metrics.enabled`` makes the operator create a ServiceMonitor (``/v1/metrics`` on port ``api``): without the
   ServiceMonitor CRD the NIMService never gets its Deployment.
-* Operator 3.0 renders no ``affinity`` or ``priorityClassName`` for the Deployment, so neither is offered.
+* Operator 3.0 renders no ``affinity`` or ``priorityClassName`` for the Deployment, so neither is offered: a
+  placement's ``affinity``, ``priority_class`` and ``scheduler_name`` are refused (the NIMCache CRD has none of
+  them, and what the operator does with the NIMService's ``schedulerName`` is not relied on).
 * The NGC key is read from key ``NGC_API_KEY`` of ``authSecret``; a Hugging Face token from key ``HF_TOKEN``.
 """
 
@@ -27,7 +29,7 @@ from constructs import Construct
 
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
-from inferstack.constructs.scheduling import TolerationSpec, toleration_pairs
+from inferstack.constructs.pod import PodPlacement
 
 API_VERSION = "apps.nvidia.com/v1alpha1"
 #: The NIM's OpenAI API port (``DefaultAPIPort``; the container port is named ``api``).
@@ -73,10 +75,8 @@ class NimCacheProps:
     """CPU of the caching Job, a Kubernetes quantity (cores, or millicores as ``500m``). Default 4."""
     memory: str = "16Gi"
     """Memory of the caching Job, a Kubernetes quantity. Default ``16Gi``."""
-    node_selector: Mapping[str, str]
-    """Where the caching Job runs (its PVC binds in that node's zone)."""
-    tolerations: Sequence[TolerationSpec] = ()
-    """Taints the caching Job tolerates: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default none."""
+    placement: PodPlacement
+    """Where the caching Job runs (its PVC binds in that node's zone): node selector and tolerations only."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,10 +108,8 @@ class NimServerProps:
     """NIM container requests (``nvidia.com/gpu`` included), Kubernetes quantities."""
     limits: Mapping[str, str]
     """NIM container limits; extended resources must equal their ``requests``."""
-    node_selector: Mapping[str, str]
-    """The NIM pods' nodeSelector."""
-    tolerations: Sequence[TolerationSpec] = ()
-    """Taints the NIM pods tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default none."""
+    placement: PodPlacement
+    """Where the NIM pods run: node selector and tolerations only (see the module docstring)."""
     startup_seconds: int
     """How long the startup probe allows (``/v1/health/ready`` every 10 seconds after a 30-second delay), seconds. At
     least 60."""
@@ -128,8 +126,9 @@ class NimServerProps:
     """Extra labels of the NIMCache, the NIMService and its pods. Default none."""
 
 
-def _tolerations(items: Sequence[TolerationSpec]) -> list[dict[str, str]]:
-    return [{"key": key, "operator": "Exists", "effect": effect} for key, effect in toleration_pairs(items)]
+#: Placement fields the NIM operator 3.0 does not render (see the module docstring).
+_UNRENDERED = ("affinity", "scheduler_name", "priority_class")
+_UNRENDERED_WHY = "the NIM operator 3.0 does not render it"
 
 
 class NimServer(Construct):
@@ -148,7 +147,9 @@ class NimServer(Construct):
         check.extended_resources_equal(owner, props.requests, props.limits)
         check.at_least(owner, "replicas", props.replicas, 1, "the NIM operator 3.0 CRD allows no fewer")
         check.at_least(owner, "startup_seconds", props.startup_seconds, 60, "NIM needs minutes to load a profile")
+        props.placement.refuse(owner, "placement", _UNRENDERED, _UNRENDERED_WHY)
         cache = props.cache
+        cache.placement.refuse(owner, "cache.placement", _UNRENDERED, _UNRENDERED_WHY)
         check.one_of(owner, "cache.source", cache.source, ("ngc", "hf"))
         check.one_of(owner, "cache.access_mode", cache.access_mode, ACCESS_MODES)
         check.dns_label(owner, "cache.storage_class", cache.storage_class)
@@ -182,8 +183,7 @@ class NimServer(Construct):
                         }
                     },
                     "resources": {"cpu": cache.cpu, "memory": cache.memory},
-                    "nodeSelector": dict(cache.node_selector),
-                    "tolerations": _tolerations(cache.tolerations),
+                    **cache.placement.pod_spec_json(),
                 },
             },
         )
@@ -216,8 +216,7 @@ class NimServer(Construct):
                     "failureThreshold": failure_threshold,
                 },
             },
-            "nodeSelector": dict(props.node_selector),
-            "tolerations": _tolerations(props.tolerations),
+            **props.placement.pod_spec_json(),
             "labels": {**props.labels, **labels},
         }
         if props.monitoring:

@@ -22,9 +22,7 @@ from constructs import Construct
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.monitoring import pod_monitor
-from inferstack.constructs.pod import ServingPodProps, pod_template
-from inferstack.constructs.pod.group import template_json
-from inferstack.constructs.scheduling import TolerationSpec
+from inferstack.constructs.pod import PodPlacement, ServingPodProps, pod_template_json
 
 #: Ports of the head's Ray container, named as KubeRay expects (utils/constant.go; service.go getServicePorts).
 HEAD_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001, "serve": 8000, "metrics": 8080}
@@ -65,10 +63,8 @@ class RayWorkerGroupProps:
     """Ray-container requests of each worker pod (``cpu``, ``memory``, ``nvidia.com/gpu``…), Kubernetes quantities."""
     limits: Mapping[str, str]
     """Ray-container limits of each worker pod; extended resources must equal their ``requests``."""
-    node_selector: Mapping[str, str]
-    """The worker pods' nodeSelector."""
-    tolerations: Sequence[TolerationSpec]
-    """Taints the worker pods tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair."""
+    placement: PodPlacement
+    """Where the worker pods run: node selector, tolerations, affinity, scheduler and PriorityClass."""
     min_replicas: int = 0
     """Fewest worker pods, also the group's initial ``replicas``: 0 ≤ ``min_replicas`` ≤ ``max_replicas``. Default 0
     (scale from zero)."""
@@ -105,10 +101,9 @@ class RayServiceProps:
     """Ray-container requests of the head, Kubernetes quantities (it runs no Serve replicas: ``num-cpus: 0``)."""
     head_limits: Mapping[str, str]
     """Ray-container limits of the head, Kubernetes quantities."""
-    head_node_selector: Mapping[str, str]
-    """The head pod's nodeSelector."""
-    head_tolerations: Sequence[TolerationSpec] = ()
-    """Taints the head pod tolerates: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair. Default none."""
+    head_placement: PodPlacement
+    """Where the head pod runs: node selector, tolerations, affinity, scheduler and PriorityClass (each worker
+    group has its own ``placement``)."""
     workers: Sequence[RayWorkerGroupProps]
     """The worker groups (``workerGroupSpecs``): at least one, since the head runs no replicas."""
     env: Mapping[str, str] = field(default_factory=dict)
@@ -130,8 +125,6 @@ class RayServiceProps:
     monitoring: bool = True
     """Render the PodMonitors ``<name>-head`` and ``<name>-workers`` scraping the ``metrics`` port (8080). Default
     True."""
-    priority_class: str | None = None
-    """priorityClassName of head and worker pods. Default none."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra labels of the RayService and its pods (``app.kubernetes.io/*`` and ``inferstack.io/role`` are the
     construct's). Default none."""
@@ -212,8 +205,7 @@ class RayServiceServer(Construct):
             head_labels,
             requests=props.head_requests,
             limits=props.head_limits,
-            node_selector=props.head_node_selector,
-            tolerations=props.head_tolerations,
+            placement=props.head_placement,
             ports=HEAD_PORTS,
             shm_gib=1,
         )
@@ -225,8 +217,7 @@ class RayServiceServer(Construct):
                 worker_labels,
                 requests=group.requests,
                 limits=group.limits,
-                node_selector=group.node_selector,
-                tolerations=group.tolerations,
+                placement=group.placement,
                 ports={"metrics": METRICS_PORT},
                 shm_gib=group.shm_gib,
                 env=group.env,
@@ -308,8 +299,7 @@ class RayServiceServer(Construct):
         *,
         requests: Mapping[str, str],
         limits: Mapping[str, str],
-        node_selector: Mapping[str, str],
-        tolerations: Sequence[TolerationSpec],
+        placement: PodPlacement,
         ports: Mapping[str, int],
         shm_gib: float,
         env: Mapping[str, str] | None = None,
@@ -328,13 +318,11 @@ class RayServiceServer(Construct):
             service_account=props.service_account,
             requests=requests,
             limits=limits,
-            node_selector=node_selector,
-            tolerations=tolerations,
+            placement=placement,
             startup_seconds=600,
             shm_gib=shm_gib,
             init_containers=props.init_containers,
             volumes=props.volumes,
-            priority_class=props.priority_class,
         )
         container = k8s.Container(
             name=container_name,
@@ -358,4 +346,4 @@ class RayServiceServer(Construct):
                 *props.mounts,
             ],
         )
-        return template_json(pod_template(pod, labels, container))
+        return pod_template_json(pod, labels, container)

@@ -88,3 +88,33 @@ def one_of(owner: str, prop: str, value: str, valid: Iterable[str]) -> None:
     options = sorted(valid)
     if value not in options:
         raise _fail(owner, prop, value, f"valid: {', '.join(options)}")
+
+
+_NAME_PART = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def qualified_name(owner: str, prop: str, value: str) -> None:
+    """A label, annotation or taint key: an optional DNS-subdomain prefix and ``/``, then a name of ≤ 63
+    alphanumerics, '-', '_' and '.', alphanumeric at both ends (``inferstack.io/pool``, ``nvidia.com/gpu``)."""
+    if _TOKEN.search(value):
+        return
+    prefix, _, name = value.rpartition("/")
+    valid_prefix = not prefix or (len(prefix) <= 253 and _DNS_SUBDOMAIN.match(prefix))
+    if not valid_prefix or len(name) > 63 or not _NAME_PART.match(name):
+        raise _fail(
+            owner,
+            prop,
+            value,
+            "must be [prefix/]name: a DNS-subdomain prefix, a name of ≤ 63 alphanumerics, '-', "
+            "'_' and '.', alphanumeric at both ends",
+        )
+
+
+def label_value(owner: str, prop: str, value: str) -> None:
+    """A label value: empty, or ≤ 63 alphanumerics, '-', '_' and '.', alphanumeric at both ends."""
+    if _TOKEN.search(value):
+        return
+    if value and (len(value) > 63 or not _NAME_PART.match(value)):
+        raise _fail(
+            owner, prop, value, "must be empty or ≤ 63 alphanumerics, '-', '_' and '.', alphanumeric at both ends"
+        )

@@ -24,12 +24,12 @@ from inferstack.constructs.model_source import ModelLoading
 from inferstack.constructs.pod import (
     PRE_STOP_SECONDS,
     Autoscaling,
+    PodPlacement,
     QueueMetric,
     ServingPodProps,
     ServingWorkload,
 )
 from inferstack.constructs.pod.group import ServingGroup, ServingGroupProps
-from inferstack.constructs.scheduling import TolerationSpec
 
 PORT = 8000
 SERVING_PRIORITY_CLASS = "inferstack-serving"
@@ -224,10 +224,10 @@ class VllmServerProps:
     server."""
     limits: Mapping[str, str]
     """Container limits, Kubernetes quantities; extended resources (accelerators, EFA) must equal their ``requests``."""
-    node_selector: Mapping[str, str]
-    """The pods' nodeSelector."""
-    tolerations: Sequence[TolerationSpec]
-    """Taints to tolerate: a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair."""
+    placement: PodPlacement
+    """Where the pods run: node selector, tolerations, affinity, scheduler (e.g. the Neuron scheduler extension's
+    ``my-scheduler``, for contiguous Neuron devices) and PriorityClass (it must exist on the cluster; inferstack
+    platforms pass ``inferstack-serving``)."""
     startup_seconds: int
     """Time the startup probe allows for loading the model."""
     replicas: int | None = 1
@@ -253,12 +253,6 @@ class VllmServerProps:
     """Seconds from SIGTERM to SIGKILL: the preStop pause (15 s), then the engine drains in-flight requests
     (``--shutdown-timeout`` = the rest minus a 10 s exit margin, unless ``engine.shutdown_timeout`` is set).
     Default 120."""
-    priority_class: str | None = None
-    """PriorityClass of the pods (it must exist on the cluster). Default: none (the cluster default); inferstack
-    platforms pass ``inferstack-serving``."""
-    scheduler_name: str | None = None
-    """``schedulerName`` of the pods (e.g. the Neuron scheduler extension's ``my-scheduler``, for contiguous Neuron
-    devices). Default: the default scheduler."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra labels on the pods (and the Deployment). Default none; the selector labels cannot be overridden."""
     annotations: Mapping[str, str] = field(default_factory=dict)
@@ -391,8 +385,7 @@ def vllm_pod_props(
         service_account=props.service_account,
         requests=props.requests,
         limits=props.limits,
-        node_selector=props.node_selector,
-        tolerations=props.tolerations,
+        placement=props.placement,
         startup_seconds=props.startup_seconds,
         replicas=props.replicas,
         shm_gib=props.shm_gib,
@@ -402,8 +395,6 @@ def vllm_pod_props(
         autoscaling=props.autoscaling,
         monitoring=props.monitoring,
         termination_grace_seconds=props.termination_grace_seconds,
-        priority_class=props.priority_class,
-        scheduler_name=props.scheduler_name,
         labels=props.labels,
         annotations=props.annotations,
         ports=props.ports,

@@ -24,6 +24,7 @@ from inferstack.rules import (
     model_context,
     node_daemons,
     placement,
+    prefix_overlap,
     secrets,
     storage,
 )
@@ -45,6 +46,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     *checklist.RULES,
     *images.RULES,
     *model_context.RULES,
+    *prefix_overlap.RULES,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 

@@ -9,6 +9,7 @@ chart 88.5.3 values.yaml) and KEDA's CRDs are templates (``crds.install``), whic
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import cdk8s
@@ -17,7 +18,13 @@ from aws_cdk import aws_iam as iam
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.catalog.kubernetes import GP3_STORAGE_CLASS, POOL_LABEL, PROMETHEUS_NAMESPACE, SYSTEM_POOL
+from inferstack.catalog.kubernetes import (
+    GP3_STORAGE_CLASS,
+    POOL_LABEL,
+    PROMETHEUS_NAMESPACE,
+    SYSTEM_POOL,
+    operator_namespaces,
+)
 from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
 from inferstack.config.model import ObservabilityConfig
 from inferstack.stacks.compute import add_chart_manifest
@@ -92,11 +99,37 @@ def add_ebs_csi_addon(scope: Construct, cluster: eks.ICluster) -> eks.Addon:
     return addon
 
 
-def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
-    """kube-prometheus-stack values: Prometheus selects every PodMonitor/ServiceMonitor/PrometheusRule, Grafana
-    (``grafana``) loads the dashboard ConfigMaps, Prometheus keeps
+#: The label the API server sets on every namespace to its name (Kubernetes 1.21+, NamespaceDefaultLabelName).
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+#: The kube-prometheus-stack 88.5.3 Prometheus selectors of the namespaces whose monitors, rules, probes and scrape
+#: configs it loads (values.yaml: each ``{}``, every namespace, by default).
+NAMESPACE_SELECTORS = (
+    "podMonitorNamespaceSelector",
+    "serviceMonitorNamespaceSelector",
+    "ruleNamespaceSelector",
+    "probeNamespaceSelector",
+    "scrapeConfigNamespaceSelector",
+)
+
+
+def observed_namespaces(workload_namespaces: Sequence[str]) -> tuple[str, ...]:
+    """The namespaces Prometheus loads monitors and rules from: the workloads', every platform namespace
+    (:func:`~inferstack.catalog.kubernetes.operator_namespaces`: reserved, no tenant writes there) and kube-system."""
+    return tuple(sorted({*workload_namespaces, *operator_namespaces(), "kube-system"}))
+
+
+def prometheus_values(config: ObservabilityConfig, namespaces: Sequence[str] | None = None) -> dict[str, Any]:
+    """kube-prometheus-stack values: Prometheus selects the PodMonitors/ServiceMonitors/PrometheusRules of
+    ``namespaces`` (by ``kubernetes.io/metadata.name``, which the API server sets on every namespace; default: every
+    namespace), Grafana (``grafana``) loads the dashboard ConfigMaps of its own namespace only — so a tenant of
+    another namespace can neither add rules and scrape jobs nor replace a dashboard (same uid) — and Prometheus keeps
     ``prometheus_retention_days`` on a ``prometheus_storage_gib`` gp3 volume; operator, kube-state-metrics and the
     CRD upgrade Job on the system nodes."""
+    selector: dict[str, Any] = (
+        {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(namespaces)}]}
+        if namespaces is not None
+        else {}
+    )
     return {
         "crds": {
             "enabled": True,
@@ -109,7 +142,12 @@ def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
         # Grafana with its dashboard sidecar (chart defaults: label grafana_dashboard "1", every namespace); the admin
         # password is the grafana chart's generated one (88.5.3 sets none). The grafana subchart's own values are not
         # vendored, so nothing else of it is set.
-        "grafana": {"enabled": config.grafana, "nodeSelector": SYSTEM_NODES},
+        "grafana": {
+            "enabled": config.grafana,
+            "nodeSelector": SYSTEM_NODES,
+            # only the ConfigMaps of Prometheus' namespace, where inferstack writes its dashboards (default: ALL)
+            "sidecar": {"dashboards": {"searchNamespace": PROMETHEUS_NAMESPACE}},
+        },
         "alertmanager": {"enabled": False},
         # EKS runs the control plane outside the cluster: no controller-manager, scheduler or etcd pod exists to
         # scrape, so their Services select nothing and the chart's ``absent(up{job=…})`` alerts
@@ -148,6 +186,7 @@ def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
                 "podMonitorSelectorNilUsesHelmValues": False,
                 "serviceMonitorSelectorNilUsesHelmValues": False,
                 "ruleSelectorNilUsesHelmValues": False,
+                **{name: selector for name in NAMESPACE_SELECTORS},
                 "storageSpec": {
                     "volumeClaimTemplate": {
                         "spec": {
@@ -162,9 +201,12 @@ def prometheus_values(config: ObservabilityConfig) -> dict[str, Any]:
     }
 
 
-def add_prometheus_stack(scope: Construct, cluster: eks.ICluster, config: ObservabilityConfig) -> eks.HelmChart:
-    """Prometheus operator + a persistent Prometheus (see :func:`prometheus_values`); with the default storage
-    class, the gp3 StorageClass (and, unless ``install_ebs_csi_driver`` is off, the EBS CSI add-on) first."""
+def add_prometheus_stack(
+    scope: Construct, cluster: eks.ICluster, config: ObservabilityConfig, namespaces: Sequence[str] | None = None
+) -> eks.HelmChart:
+    """Prometheus operator + a persistent Prometheus (see :func:`prometheus_values`) loading the monitors of
+    ``namespaces`` (default: every namespace); with the default storage class, the gp3 StorageClass (and, unless
+    ``install_ebs_csi_driver`` is off, the EBS CSI add-on) first."""
     dependencies: list[Construct] = []
     if config.prometheus_storage_class is None:
         if config.install_ebs_csi_driver:
@@ -176,7 +218,7 @@ def add_prometheus_stack(scope: Construct, cluster: eks.ICluster, config: Observ
         cluster,
         "kube-prometheus-stack",
         PROMETHEUS_NAMESPACE,
-        prometheus_values(config),
+        prometheus_values(config, namespaces),
         create_namespace=True,
     )
     for dependency in dependencies:

@@ -20,6 +20,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from inferstack.catalog.models import TOKENIZER_FILES
 from inferstack.catalog.versions import STORAGE_ADDON_SERVICE_ACCOUNTS, STORAGE_ADDONS
 from inferstack.config.storage import BucketEncryption, FsxConfig, FsxDeploymentType, ModelBucketConfig, StorageConfig
 from inferstack.plan import ResolvedWorkload
@@ -49,6 +50,9 @@ READ_OBJECT = ["s3:GetObject"]
 #: What the model-sync / compile Jobs may do under their prefix. Delete: the sync removes files a new file set
 #: leaves out (the bucket is versioned: they stay recoverable).
 WRITE_OBJECT = ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:DeleteObject"]
+#: What the benchmark may do with its results prefix: add objects (``aws s3 cp`` uploads, multipart included), never
+#: read, list or delete what earlier runs wrote.
+UPLOAD_OBJECT = ["s3:PutObject", "s3:AbortMultipartUpload"]
 
 
 @dataclass
@@ -225,19 +229,35 @@ class StorageStack(cdk.Stack):
                 service_accounts=(bench.service_account,),
                 cluster_name=cluster_name,
             )
-            self._grant(
-                roles.bench,
-                bench.results_prefix,
-                WRITE_OBJECT,
-                ["kms:Decrypt", "kms:GenerateDataKey"],
-                bucket,
-                bucket_key,
+            # write-only to its results; of the model, the tokenizer files alone (TOKENIZER_FILES), not the weights
+            roles.bench.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=UPLOAD_OBJECT, resources=[bucket.arn_for_objects(f"{bench.results_prefix}*")]
+                )
             )
-            readable = [bench.results_prefix]
-            if bench.model_prefix is not None:  # its tokenizer files
-                self._grant(roles.bench, bench.model_prefix, READ_OBJECT, ["kms:Decrypt"], bucket, bucket_key)
-                readable.append(bench.model_prefix)
-            acknowledge(roles.bench, "IAM5", PREFIX_WILDCARD, tuple(f"Resource::{arn}/{p}*" for p in readable))
+            patterns = [f"{bench.results_prefix}*"]
+            if bench.model_prefix is not None:
+                tokenizer = [f"{bench.model_prefix}{pattern}" for pattern in TOKENIZER_FILES]
+                roles.bench.add_to_principal_policy(
+                    iam.PolicyStatement(actions=READ_OBJECT, resources=[bucket.arn_for_objects(p) for p in tokenizer])
+                )
+                roles.bench.add_to_principal_policy(
+                    iam.PolicyStatement(
+                        actions=["s3:ListBucket"],
+                        resources=[bucket.bucket_arn],
+                        conditions={"StringLike": {"s3:prefix": [f"{bench.model_prefix}*"]}},
+                    )
+                )
+                patterns += tokenizer
+            if bucket_key is not None:
+                roles.bench.add_to_principal_policy(
+                    iam.PolicyStatement(
+                        actions=["kms:Decrypt", "kms:GenerateDataKey"],
+                        resources=[bucket_key.key_arn],
+                        conditions={"StringEquals": {"kms:ViaService": f"s3.{cdk.Aws.REGION}.amazonaws.com"}},
+                    )
+                )
+            acknowledge(roles.bench, "IAM5", PREFIX_WILDCARD, tuple(f"Resource::{arn}/{p}" for p in patterns))
         if resolved.writes_bucket:
             roles.sync = pod_identity_role(
                 scope,

@@ -29,7 +29,13 @@ from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
 from inferstack.config.model import InferstackConfig
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.helm import helm_chart
-from inferstack.stacks.observability import add_ebs_csi_addon, add_keda, add_prometheus_stack, gp3_storage_class
+from inferstack.stacks.observability import (
+    add_ebs_csi_addon,
+    add_keda,
+    add_prometheus_stack,
+    gp3_storage_class,
+    observed_namespaces,
+)
 
 
 def webhook_ready(
@@ -322,7 +328,10 @@ def add_kserve(scope: Construct, cluster: eks.ICluster, config: InferstackConfig
 
 def _prometheus(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> eks.HelmChart | None:
     observability = config.observability
-    return add_prometheus_stack(scope, cluster, observability) if observability.install_prometheus_stack else None
+    if not observability.install_prometheus_stack:
+        return None
+    namespaces = observed_namespaces([w.namespace for w in config.workloads])
+    return add_prometheus_stack(scope, cluster, observability, namespaces)
 
 
 def _keda(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> eks.HelmChart | None:

@@ -153,3 +153,55 @@ def test_the_first_sync_runs_when_a_missing_marker_answers_403(fake_hub, monkeyp
     assert sorted(fake_hub) == sorted(FILES)
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket="models")["Contents"]}
     assert "models/org/model/abc123/.inferstack-sync-complete" in keys
+
+
+@mock_aws
+def test_a_new_revision_on_the_same_prefix_replaces_every_file(fake_hub, monkeypatch):
+    """Issue 24 §6: a revision bump under an explicit prefix kept the old weights while the marker claimed the new
+    revision. Now every file is copied again and what the new revision lacks is removed."""
+    s3 = boto3.client("s3", region_name="us-west-2")
+    s3.create_bucket(Bucket="models", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    runpy.run_path(str(SCRIPT), run_name="__main__")  # abc123
+    prefix = "models/org/model/abc123/"
+    s3.put_object(Bucket="models", Key=prefix + "model-00002-of-00002.safetensors", Body=b"old shard")
+    new_files = {"config.json": b'{"v": 2}', "model.safetensors": b"b" * 500, "tokenizer.json": b"{}"}
+
+    class NewRevision:
+        def __init__(self, token=None):
+            pass
+
+        def list_repo_files(self, repo, revision):
+            assert revision == "def456"
+            return list(new_files)
+
+    def download(repo, name, revision, token, local_dir):
+        fake_hub.append(f"def456/{name}")
+        path = Path(local_dir) / name
+        path.write_bytes(new_files[name])
+        return str(path)
+
+    hub = sys.modules["huggingface_hub"]
+    monkeypatch.setattr(hub, "HfApi", NewRevision)
+    monkeypatch.setattr(hub, "hf_hub_download", download)
+    monkeypatch.setenv("REVISION", "def456")
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    keys = {o["Key"][len(prefix) :] for o in s3.list_objects_v2(Bucket="models")["Contents"]}
+    assert keys == {*new_files, ".inferstack-sync-complete"}
+    assert s3.get_object(Bucket="models", Key=prefix + "config.json")["Body"].read() == b'{"v": 2}'
+    assert sorted(n for n in fake_hub if n.startswith("def456/")) == sorted(f"def456/{n}" for n in new_files)
+    marker = json.loads(s3.get_object(Bucket="models", Key=prefix + ".inferstack-sync-complete")["Body"].read())
+    assert marker["revision"] == "def456"
+
+
+@mock_aws
+def test_files_without_a_marker_are_overwritten_not_deleted(fake_hub):
+    """No marker (a first or interrupted sync): everything is copied, nothing under the prefix is removed."""
+    s3 = boto3.client("s3", region_name="us-west-2")
+    s3.create_bucket(Bucket="models", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    prefix = "models/org/model/abc123/"
+    s3.put_object(Bucket="models", Key=prefix + "README.md", Body=b"mine")
+    s3.put_object(Bucket="models", Key=prefix + "config.json", Body=b"partial")
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    keys = {o["Key"][len(prefix) :] for o in s3.list_objects_v2(Bucket="models")["Contents"]}
+    assert keys == {*FILES, "README.md", ".inferstack-sync-complete"}
+    assert s3.get_object(Bucket="models", Key=prefix + "config.json")["Body"].read() == FILES["config.json"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import cdk8s
 import pytest
 
-from inferstack.constructs.pod import Autoscaling, QueueMetric, ServingPodProps, ServingWorkload
+from inferstack.constructs.pod import Autoscaling, PodPlacement, QueueMetric, ServingPodProps, ServingWorkload
 from inferstack.constructs.pod import validate as pod_validate
 from inferstack.constructs.validation import PropError
 from inferstack.gates.pod_security import Level, check_manifests
@@ -28,8 +28,9 @@ TOY = ServingPodProps(
     service_account="toy",
     requests={"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"},
     limits={"memory": "16Gi", "nvidia.com/gpu": "1"},
-    node_selector={"inferstack.io/pool": "gpu"},
-    tolerations=["nvidia.com/gpu", ("dedicated", "NoExecute")],
+    placement=PodPlacement(
+        node_selector={"inferstack.io/pool": "gpu"}, tolerations=["nvidia.com/gpu", ("dedicated", "NoExecute")]
+    ),
     startup_seconds=300,
     autoscaling=Autoscaling(min_replicas=1, max_replicas=3),
 )
@@ -98,8 +99,7 @@ def test_a_serving_group_refuses_names_whose_derived_names_exceed_63():
         service_account="echo",
         requests={"nvidia.com/gpu": "1"},
         limits={"nvidia.com/gpu": "1"},
-        node_selector={},
-        tolerations=[],
+        placement=PodPlacement(),
         startup_seconds=600,
     )
     props = ServingGroupProps(pod=pod, size=2, worker_command=["echo"], worker_args=[])

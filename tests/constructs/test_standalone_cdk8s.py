@@ -9,6 +9,7 @@ import yaml
 
 from inferstack.catalog.crds import is_custom_resource, validate_custom_resource
 from inferstack.constructs.model_source import ModelSourceProps, SourceKind, model_loading
+from inferstack.constructs.pod import PodPlacement
 from inferstack.constructs.vllm import EngineArgs, VllmServer, VllmServerProps
 from inferstack.constructs.volumes import S3ModelVolume, S3ModelVolumeProps
 from inferstack.gates.references import External, check_references
@@ -39,8 +40,7 @@ def test_vllm_server_in_a_plain_cdk8s_app_exports_valid_yaml():
             service_account="qwen",
             requests={"cpu": "6", "memory": "48Gi", "nvidia.com/gpu": "1"},
             limits={"memory": "48Gi", "nvidia.com/gpu": "1"},
-            node_selector={"karpenter.sh/nodepool": "gpu"},
-            tolerations=["nvidia.com/gpu"],
+            placement=PodPlacement(node_selector={"karpenter.sh/nodepool": "gpu"}, tolerations=["nvidia.com/gpu"]),
             startup_seconds=600,
         ),
     )
@@ -86,11 +86,8 @@ def test_priority_class_and_scheduler_are_props():
             service_account="s",
             requests={"nvidia.com/gpu": "1"},
             limits={"nvidia.com/gpu": "1"},
-            node_selector={},
-            tolerations=[],
+            placement=PodPlacement(priority_class="team-serving", scheduler_name="team-scheduler"),
             startup_seconds=600,
-            priority_class="team-serving",
-            scheduler_name="team-scheduler",
         ),
     )
     deployment = next(o for o in chart.to_json() if o["kind"] == "Deployment")

@@ -8,6 +8,7 @@ import cdk8s
 import pytest
 
 from inferstack.constructs.model_source import ModelSourceProps, SourceKind, model_loading
+from inferstack.constructs.pod import PodPlacement
 from inferstack.constructs.validation import PropError
 from inferstack.constructs.vllm import Autoscaling, EngineArgs, VllmServer, VllmServerProps
 
@@ -21,8 +22,7 @@ GOOD = VllmServerProps(
     service_account="qwen",
     requests={"cpu": "6", "memory": "48Gi", "nvidia.com/gpu": "1"},
     limits={"memory": "64Gi", "nvidia.com/gpu": "1"},
-    node_selector={},
-    tolerations=["nvidia.com/gpu"],
+    placement=PodPlacement(tolerations=["nvidia.com/gpu"]),
     startup_seconds=600,
 )
 

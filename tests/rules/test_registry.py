@@ -19,6 +19,16 @@ from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config import InferstackConfig, parse_config
 from inferstack.rules import RULES, Finding, RuleReport, Severity, evaluate
 
+#: A second workload whose model is written under the prefix of BASE's Qwen3-8B (PREFIX-OVERLAP).
+MODEL_ON_QWENS_PREFIX = {
+    "name": "llama",
+    "pool": "gpu",
+    "model": {
+        "id": "meta-llama/Llama-3.2-1B-Instruct",
+        "hf_token_secret": {"name": "hf-token"},
+        "source": {"prefix": "models/Qwen/Qwen3-8B/main/"},
+    },
+}
 #: A small realistic platform (cf. inferstack.yaml, examples/gpu-mixed.yaml): a CPU pool, an L40S pool of a 1-GPU
 #: and a 4-GPU type, an Inferentia2 pool, and Qwen3-8B (ungated, 32 heads, ~15 GiB) streamed from S3 on the L40S pool.
 #: Every rule passes on it.
@@ -286,6 +296,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         workload(model=LLAMA_70B),  # ~131 GiB of weights, 48 GiB per L40S
         workload(engine={"tensor_parallel_size": 1}),
         workload(engine={"tensor_parallel_size": 4}),
+    ),
+    "PREFIX-OVERLAP": case(
+        {},
+        {"workloads": [*BASE["workloads"], MODEL_ON_QWENS_PREFIX]},
+        {"workloads": [*BASE["workloads"], {**MODEL_ON_QWENS_PREFIX, "model": {"id": "Qwen/Qwen3-8B"}}]},
     ),
     "MODEL-CONTEXT": case(
         {},

@@ -3,9 +3,12 @@ command that runs it."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from inferstack import cli
+from inferstack.catalog.models import TOKENIZER_FILES
 from inferstack.constructs import bench as bench_construct
 from inferstack.gates.network import Address, Pod, connection_allowed
 from inferstack.plan import bench as bench_plan
@@ -73,6 +76,16 @@ def test_the_bench_identity_writes_only_its_results_prefix(bench_app):
     writes = [s for s in statements if "s3:PutObject" in s["Action"]]
     assert len(writes) == 1
     assert "bench/inference/ministral/*" in str(writes[0]["Resource"])
+    # write-only: it cannot read, list or delete earlier results
+    assert sorted(writes[0]["Action"]) == ["s3:AbortMultipartUpload", "s3:PutObject"]
+    assert not any("bench/inference" in str(s.get("Condition")) for s in statements)
+    # of the model prefix, the tokenizer files only — never the weights
+    (reads,) = [s for s in statements if s["Action"] == "s3:GetObject"]
+    resources = [json.dumps(r) for r in reads["Resource"]]
+    prefix = "models/mistralai/Ministral-3-8B-Instruct-2512/main/"
+    assert sorted(r.rsplit(prefix, 1)[1].rstrip('"]}') for r in resources) == sorted(TOKENIZER_FILES)
+    assert not any("safetensors" in r or r.endswith(f'{prefix}*"]]}}') for r in resources)
+    assert all(s["Action"] != "s3:DeleteObject" and "s3:DeleteObject" not in s["Action"] for s in statements)
 
 
 def test_the_bench_pod_reaches_its_target_and_nothing_else(bench_app):

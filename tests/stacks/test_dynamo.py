@@ -288,11 +288,18 @@ def test_the_construct_refuses_another_releases_image():
     import cdk8s
 
     from inferstack.constructs.dynamo import DynamoComponentProps, DynamoGraph, DynamoGraphProps
+    from inferstack.constructs.pod import PodPlacement
     from inferstack.constructs.validation import PropError
 
     def component(name: str, kind: str, image: str) -> DynamoComponentProps:
         return DynamoComponentProps(
-            name=name, type=kind, image=image, command=["python3"], requests={"cpu": "1"}, limits={}, node_selector={}
+            name=name,
+            type=kind,
+            image=image,
+            command=["python3"],
+            requests={"cpu": "1"},
+            limits={},
+            placement=PodPlacement(),
         )
 
     graph = DynamoGraphProps(

@@ -15,6 +15,7 @@ import pytest
 from inferstack.cli import json_property
 from inferstack.config import parse_config
 from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps
+from inferstack.constructs.pod import PodPlacement
 from inferstack.constructs.vllm import CACHE_ENV, EXIT_MARGIN_SECONDS, PRE_STOP_SECONDS
 from inferstack.rules import evaluate
 from tests.stacks.test_workloads import arg, container, objects, pod_spec
@@ -143,7 +144,13 @@ class TestJobUpdates:
         assert self._name() == self._name()
 
     @pytest.mark.parametrize(
-        "change", [{"revision": "v2"}, {"exclude": ("*.bin",)}, {"node_selector": {"a": "b"}}, {"scratch_gib": 100}]
+        "change",
+        [
+            {"revision": "v2"},
+            {"exclude": ("*.bin",)},
+            {"placement": PodPlacement(node_selector={"a": "b"})},
+            {"scratch_gib": 100},
+        ],
     )
     def test_any_template_change_is_a_new_job(self, change):
         name, config_map = self._name(**change)

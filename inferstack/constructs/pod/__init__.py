@@ -3,17 +3,20 @@ only says what is its own (image, command line, engine environment, metric names
 
 :class:`ServingWorkload` renders a Deployment (hardened, non-root with a writable HOME, memory-backed ``/dev/shm``,
 a startup probe sized to the model load, readiness/liveness, a preStop pause, accelerator and EFA requests = limits,
-tolerations, priority and scheduler), its Service, PodDisruptionBudget, PodMonitor and a KEDA ScaledObject or HPA
-parameterised by the engine's queue metric. Rendered with the L1 API (cdk8s-plus can express neither
+its :class:`~inferstack.constructs.pod.placement.PodPlacement` (node selector, tolerations, affinity, scheduler,
+priority)), its Service, PodDisruptionBudget, PodMonitor and a KEDA ScaledObject or HPA parameterised by the
+engine's queue metric. Rendered with the L1 API (cdk8s-plus can express neither
 ``nvidia.com/gpu`` nor ``aws.amazon.com/neuron`` nor ``vpc.amazonaws.com/efa``).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
@@ -21,7 +24,7 @@ from inferstack.catalog.kubernetes import PROMETHEUS_URL
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.monitoring import pod_monitor
-from inferstack.constructs.scheduling import TolerationSpec, tolerations
+from inferstack.constructs.pod.placement import PodPlacement
 
 PROBE_PERIOD_SECONDS = 10
 #: preStop pause: endpoints controllers and kube-proxy stop routing to the pod before the engine drains, seconds.
@@ -103,10 +106,9 @@ class ServingPodProps:
     """Container requests (``cpu``, ``memory``, ``nvidia.com/gpu``…), Kubernetes quantities."""
     limits: Mapping[str, str]
     """Container limits, Kubernetes quantities; extended resources (accelerators, EFA) must equal their ``requests``."""
-    node_selector: Mapping[str, str]
-    """The pods' nodeSelector (e.g. the Karpenter NodePool's labels)."""
-    tolerations: Sequence[TolerationSpec]
-    """Taints the pods tolerate (``operator: Exists``): a key (its ``NoSchedule`` taint) or a ``(key, effect)`` pair."""
+    placement: PodPlacement
+    """Where the pods run: node selector (e.g. the Karpenter NodePool's labels), tolerations, affinity, scheduler and
+    PriorityClass."""
     startup_seconds: int
     """How long the model may take to load: the startup probe allows ``startup_seconds // 10`` failures, 10 seconds
     apart, before the kubelet restarts the container. At least 10 seconds."""
@@ -129,10 +131,6 @@ class ServingPodProps:
     termination_grace_seconds: int = 120
     """The pods' terminationGracePeriodSeconds: time for the preStop and the engine's drain before SIGKILL, seconds.
     Default 120."""
-    priority_class: str | None = None
-    """The pods' priorityClassName. Default none (the cluster's default priority)."""
-    scheduler_name: str | None = None
-    """The pods' schedulerName (e.g. a gang scheduler). Default none: the default scheduler."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra labels of the Deployment and its pods; ``app.kubernetes.io/*`` keys are refused (they select the pods).
     Default none."""
@@ -281,8 +279,9 @@ def pod_template(
     props: ServingPodProps, labels: Mapping[str, str], container: k8s.Container | None = None
 ) -> k8s.PodTemplateSpec:
     """The serving pod: ``container`` (default :func:`serving_container` of ``props``), the volumes it mounts
-    (memory-backed ``/dev/shm``, HOME, /tmp, the model's), init containers, service account without a token,
-    priority, scheduler, node selector, tolerations, RuntimeDefault seccomp and the termination grace period."""
+    (memory-backed ``/dev/shm``, HOME, /tmp, the model's), init containers, service account without a token, the
+    placement (priority, scheduler, node selector, tolerations; not the untyped ``affinity``: :func:`pod_template_json`
+    and :class:`ServingWorkload` add it), RuntimeDefault seccomp and the termination grace period."""
     volumes = [
         k8s.Volume(
             name="shm",
@@ -299,10 +298,7 @@ def pod_template(
         spec=k8s.PodSpec(
             service_account_name=props.service_account,
             automount_service_account_token=False,
-            priority_class_name=props.priority_class,
-            scheduler_name=props.scheduler_name,
-            node_selector=dict(props.node_selector),
-            tolerations=tolerations(props.tolerations) or [],
+            **props.placement.pod_spec_kwargs(empty=True),
             termination_grace_period_seconds=props.termination_grace_seconds,
             security_context=k8s.PodSecurityContext(
                 fs_group=SERVING_UID, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
@@ -312,6 +308,22 @@ def pod_template(
             volumes=volumes,
         ),
     )
+
+
+def template_json(template: k8s.PodTemplateSpec) -> dict[str, Any]:
+    """``template`` as the JSON the API server receives (through a throwaway PodTemplate object)."""
+    chart = cdk8s.Chart(cdk8s.App(), "template")
+    rendered = k8s.KubePodTemplate(chart, "t", template=template).to_json()
+    return copy.deepcopy(rendered["template"])
+
+
+def pod_template_json(
+    props: ServingPodProps, labels: Mapping[str, str], container: k8s.Container | None = None
+) -> dict[str, Any]:
+    """:func:`pod_template` as JSON (for a custom resource), with the placement's ``affinity`` added."""
+    template = template_json(pod_template(props, labels, container))
+    props.placement.add_affinity(template["spec"])
+    return template
 
 
 def add_front(
@@ -404,6 +416,7 @@ class ServingWorkload(Construct):
                 template=template,
             ),
         )
+        props.placement.patch_affinity(self.deployment, "/spec/template/spec")
         self.service = add_front(self, props, labels, labels)
         if props.autoscaling is not None:
             assert props.queue_metric is not None  # validate() says so

@@ -17,18 +17,20 @@ workers have joined, which would deadlock).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import cdk8s
-from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
-from inferstack.constructs.pod import ServingPodProps, add_front, pod_template, serving_container, validate
+from inferstack.constructs.pod import (
+    ServingPodProps,
+    add_front,
+    pod_template_json,
+    serving_container,
+    validate,
+)
 
 #: ``leader`` / ``worker`` on the group's pods (the leader Service and PodMonitor select ``leader``).
 ROLE_LABEL = "inferstack.io/role"
@@ -71,13 +73,6 @@ def max_group_name_length(replicas: int) -> int:
     """Longest LeaderWorkerSet name whose derived names (worker StatefulSet ``<lws>-<replicas - 1>``, its revision
     hash label ``<statefulset>-<10>``) stay within 63 characters."""
     return 63 - _REVISION_HASH - 1 - len(str(max(replicas - 1, 0))) - 1
-
-
-def template_json(template: k8s.PodTemplateSpec) -> dict[str, Any]:
-    """``template`` as the JSON the API server receives (through a throwaway PodTemplate object)."""
-    chart = cdk8s.Chart(cdk8s.App(), "template")
-    rendered = k8s.KubePodTemplate(chart, "t", template=template).to_json()
-    return copy.deepcopy(rendered["template"])
 
 
 class ServingGroup(Construct):
@@ -141,8 +136,8 @@ class ServingGroup(Construct):
                 "leaderWorkerTemplate": {
                     "size": props.size,
                     "restartPolicy": "RecreateGroupOnPodRestart",
-                    "leaderTemplate": template_json(pod_template(pod, {**pod_labels, ROLE_LABEL: "leader"})),
-                    "workerTemplate": template_json(pod_template(pod, {**pod_labels, ROLE_LABEL: "worker"}, worker)),
+                    "leaderTemplate": pod_template_json(pod, {**pod_labels, ROLE_LABEL: "leader"}),
+                    "workerTemplate": pod_template_json(pod, {**pod_labels, ROLE_LABEL: "worker"}, worker),
                 },
             },
         }

@@ -2,10 +2,17 @@
 
 Idempotent: a marker object ($PREFIX.inferstack-sync-complete) is written last and records what was copied (model,
 revision and the file set: $INCLUDE / $EXCLUDE glob patterns). When the marker matches, the job exits at once. When
-it records anything else (an older file set, e.g. both checkpoint layouts of a Mistral-format repo), the marker is
-removed first, objects of the repository the new file set leaves out are deleted (the bucket is versioned: they stay
-recoverable), missing files are copied, and the new marker is written. Files are streamed one at a time (download,
-upload, delete), so local disk needs only the largest file.
+it records anything else the marker is removed first, then:
+
+* the same model and revision with another file set (e.g. both checkpoint layouts of a Mistral-format repo): the
+  objects the new file set leaves out are deleted and the missing files copied;
+* another revision (or model): every object under the prefix that is not in the new revision's file set is deleted
+  and every file is copied again — same-named files of two revisions differ, so nothing of the old one is kept.
+
+Without a marker (a first sync, or one that was interrupted) every file is copied and nothing is deleted.
+
+The bucket is versioned: deleted and overwritten objects stay recoverable. The new marker is written last. Files
+are streamed one at a time (download, upload, delete), so local disk needs only the largest file.
 """
 
 import fnmatch
@@ -56,18 +63,22 @@ present: dict[str, int] = {}
 for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
     for item in page.get("Contents", []):
         present[item["Key"][len(prefix) :]] = item["Size"]
-if previous is not None:
+before = json.loads(previous) if previous is not None else None
+same_revision = before is not None and (before.get("model"), before.get("revision")) == (repo, revision)
+stale: set[str] = set()  # no marker: a first (or interrupted) sync copies everything and deletes nothing
+if before is not None:
     print(f"s3://{bucket}/{prefix} holds another file set ({previous.strip()}); re-syncing")
     s3.delete_object(Bucket=bucket, Key=marker)
-    for name in sorted(set(repository_files) - set(files)):
-        if name in present:
-            s3.delete_object(Bucket=bucket, Key=f"{prefix}{name}")
-            print(f"  removed {name} (not read by the engine's format)")
+    stale = set(repository_files) - set(files) if same_revision else set(present) - set(files)
+for name in sorted(stale - {marker[len(prefix) :]}):
+    if name in present:
+        s3.delete_object(Bucket=bucket, Key=f"{prefix}{name}")
+        print(f"  removed {name} ({'not read by the engine' if same_revision else 'not in ' + revision})")
 
 print(f"copying {len(files)} files of {repo}@{revision} to s3://{bucket}/{prefix}")
 with tempfile.TemporaryDirectory(dir=os.environ.get("WORK_DIR", "/work")) as workdir:
     for name in files:
-        if previous is not None and name in present:
+        if same_revision and name in present:
             continue  # copied by the earlier sync of this revision
         local = hf_hub_download(repo, name, revision=revision, token=token, local_dir=workdir)
         s3.upload_file(local, bucket, f"{prefix}{name}")

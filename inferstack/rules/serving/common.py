@@ -1,0 +1,52 @@
+"""What the serving rules share: a multi-node replica as the fix where one node cannot hold the model — MODEL-FIT
+and PARALLEL-NODE both suggest it — and how such a suggestion reads in a finding's fix."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.config.model import InferstackConfig
+from inferstack.plan.placement import pool_instances
+from inferstack.plan.served import ServedEngine, ranks_per_node
+from inferstack.rules.suggestions import viable
+
+#: Most nodes a suggested multi-node replica spans.
+MAX_SUGGESTED_NODES = 4
+MULTINODE_KIND = "vllm_multinode"
+
+
+def more_nodes(config: InferstackConfig, path: str, workload: ServedEngine) -> list[dict[str, Any]]:
+    """The fewest nodes per replica that hold the model, as pipeline stages across nodes (tensor parallelism stays
+    inside a node): ``kind: vllm_multinode`` with ``nodes`` = ``pipeline_parallel_size``, EFA on where the pool has
+    it — checked to pass. None on Neuron (the pinned Neuron stack serves single nodes only)."""
+    pool = config.pool(workload.pool)
+    if pool.accelerator is not AcceleratorKind.NVIDIA or not workload.multinode:
+        return []
+    tp = workload.engine.tensor_parallel_size
+    most = max(ranks_per_node(t) for t in pool_instances(pool))
+    tp = tp if tp <= most else most
+    for nodes in range(max(2, workload.nodes + 1), MAX_SUGGESTED_NODES + 1):
+        changes: dict[str, Any] = {
+            f"{path}.kind": MULTINODE_KIND,
+            f"{path}.nodes": nodes,
+            f"{path}.engine.tensor_parallel_size": tp,
+            f"{path}.engine.pipeline_parallel_size": nodes,
+        }
+        if pool.efa:
+            changes[f"{path}.efa"] = True
+        if viable(config, changes):
+            return [changes]
+    return []
+
+
+def describe_more_nodes(changes: Mapping[str, Any]) -> str:
+    """A multi-node suggestion (of :func:`more_nodes`) in words."""
+    nodes = next(v for k, v in changes.items() if k.endswith(".nodes"))
+    tp = next(v for k, v in changes.items() if k.endswith("tensor_parallel_size"))
+    efa = " with efa: true" if any(k.endswith(".efa") for k in changes) else ""
+    return (
+        f"kind: {MULTINODE_KIND} with nodes: {nodes} (tensor_parallel_size {tp} per node × "
+        f"pipeline_parallel_size {nodes} across nodes{efa})"
+    )
