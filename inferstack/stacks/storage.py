@@ -241,21 +241,11 @@ class StorageStack(cdk.Stack):
                 roles.bench.add_to_principal_policy(
                     iam.PolicyStatement(actions=READ_OBJECT, resources=[bucket.arn_for_objects(p) for p in tokenizer])
                 )
-                roles.bench.add_to_principal_policy(
-                    iam.PolicyStatement(
-                        actions=["s3:ListBucket"],
-                        resources=[bucket.bucket_arn],
-                        conditions={"StringLike": {"s3:prefix": [f"{bench.model_prefix}*"]}},
-                    )
-                )
+                roles.bench.add_to_principal_policy(self._list_statement(bucket, bench.model_prefix))
                 patterns += tokenizer
             if bucket_key is not None:
                 roles.bench.add_to_principal_policy(
-                    iam.PolicyStatement(
-                        actions=["kms:Decrypt", "kms:GenerateDataKey"],
-                        resources=[bucket_key.key_arn],
-                        conditions={"StringEquals": {"kms:ViaService": f"s3.{cdk.Aws.REGION}.amazonaws.com"}},
-                    )
+                    self._key_statement(bucket_key, ["kms:Decrypt", "kms:GenerateDataKey"])
                 )
             acknowledge(roles.bench, "IAM5", PREFIX_WILDCARD, tuple(f"Resource::{arn}/{p}" for p in patterns))
         if resolved.writes_bucket:
@@ -296,21 +286,27 @@ class StorageStack(cdk.Stack):
         role.add_to_principal_policy(
             iam.PolicyStatement(actions=object_actions, resources=[bucket.arn_for_objects(f"{prefix}*")])
         )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["s3:ListBucket"],
-                resources=[bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
-            )
-        )
+        role.add_to_principal_policy(StorageStack._list_statement(bucket, prefix))
         if key is not None:
-            role.add_to_principal_policy(
-                iam.PolicyStatement(
-                    actions=key_actions,
-                    resources=[key.key_arn],
-                    conditions={"StringEquals": {"kms:ViaService": f"s3.{cdk.Aws.REGION}.amazonaws.com"}},
-                )
-            )
+            role.add_to_principal_policy(StorageStack._key_statement(key, key_actions))
+
+    @staticmethod
+    def _list_statement(bucket: s3.IBucket, prefix: str) -> iam.PolicyStatement:
+        """Listing of ``prefix`` only (``s3:prefix`` condition)."""
+        return iam.PolicyStatement(
+            actions=["s3:ListBucket"],
+            resources=[bucket.bucket_arn],
+            conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+        )
+
+    @staticmethod
+    def _key_statement(key: kms.IKey, actions: list[str]) -> iam.PolicyStatement:
+        """``actions`` on the bucket's key, through S3 only."""
+        return iam.PolicyStatement(
+            actions=actions,
+            resources=[key.key_arn],
+            conditions={"StringEquals": {"kms:ViaService": f"s3.{cdk.Aws.REGION}.amazonaws.com"}},
+        )
 
     def _mountpoint_statements(self) -> list[iam.PolicyStatement]:
         assert self.bucket is not None
