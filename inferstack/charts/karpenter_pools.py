@@ -9,15 +9,7 @@ import cdk8s
 from constructs import Construct
 
 from inferstack.catalog.efa_layout import karpenter_interfaces
-from inferstack.catalog.kubernetes import (
-    ACCELERATOR_LABEL,
-    ACCELERATOR_RESOURCE,
-    ACCELERATOR_TAINT_EFFECT,
-    ACCELERATOR_TAINT_KEY,
-    ACCELERATOR_TAINT_VALUE,
-    EFA_LABEL,
-    POOL_LABEL,
-)
+from inferstack.catalog.kubernetes import ACCELERATOR_RESOURCE, POOL_LABEL
 from inferstack.catalog.versions import KARPENTER_AMI_ALIASES
 from inferstack.config.compute import KarpenterPoolConfig, NodeCapacity
 from inferstack.constructs.karpenter import (
@@ -29,6 +21,7 @@ from inferstack.constructs.karpenter import (
     NodeTaint,
     Requirement,
 )
+from inferstack.plan.placement import pool_labels, pool_node_taints
 
 _CAPACITY = {NodeCapacity.ON_DEMAND: "on-demand", NodeCapacity.SPOT: "spot", NodeCapacity.RESERVED: "reserved"}
 
@@ -63,30 +56,17 @@ def node_pool_props(pool: KarpenterPoolConfig, zone: str | None) -> NodePoolProp
     ]
     if zone is not None:
         requirements.append(Requirement(key="topology.kubernetes.io/zone", values=(zone,)))
-    labels = {POOL_LABEL: pool.name, **pool.labels}
-    taints = [NodeTaint(key=t.key, value=t.value, effect=t.effect) for t in pool.taints]
     limits: dict[str, int] = {}
     if pool.is_accelerated:
-        labels[ACCELERATOR_LABEL] = pool.accelerator.value
-        taints.insert(
-            0,
-            NodeTaint(
-                key=ACCELERATOR_TAINT_KEY[pool.accelerator],
-                value=ACCELERATOR_TAINT_VALUE,
-                effect=ACCELERATOR_TAINT_EFFECT,
-            ),
-        )
         limits[ACCELERATOR_RESOURCE[pool.accelerator]] = pool.accelerator_limit or 0
-    if pool.efa:
-        labels[EFA_LABEL] = "true"
     if pool.cpu_limit is not None:
         limits["cpu"] = pool.cpu_limit
     return NodePoolProps(
         name=pool.name,
         node_class=pool.name,
         requirements=requirements,
-        labels=labels,
-        taints=taints,
+        labels=pool_labels(pool),
+        taints=[NodeTaint(key=t.key, value=t.value, effect=t.effect) for t in pool_node_taints(pool)],
         limits=limits,
         consolidation_policy=pool.effective_consolidation.value,
         consolidate_after=pool.consolidate_after,

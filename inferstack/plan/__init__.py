@@ -16,7 +16,7 @@ from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.config.alerts import AlertTargets
-from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
+from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig, Taint
 from inferstack.config.kinds import kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelConfig, WorkloadBase
@@ -29,7 +29,7 @@ from inferstack.plan.names import (
     sync_excludes,
     sync_service_account,
 )
-from inferstack.plan.placement import PodPlan, pod_plan, pool_instances, pool_labels, pool_taints
+from inferstack.plan.placement import PodPlan, pod_plan, pool_instances, pool_labels, pool_node_taints, pool_taints
 
 __all__ = [
     "Planner",
@@ -52,6 +52,9 @@ class ResolvedPool:
     config: AcceleratedNodeGroupConfig | KarpenterPoolConfig
     instances: tuple[InstanceType, ...]
     labels: dict[str, str]
+    """The labels its nodes carry (:func:`~inferstack.plan.placement.pool_labels`)."""
+    node_taints: tuple[Taint, ...]
+    """The taints its nodes carry, accelerator taint first (:func:`~inferstack.plan.placement.pool_node_taints`)."""
     taints: frozenset[tuple[str, str]]
     """``(key, effect)`` a pod must tolerate (``PreferNoSchedule`` left out)."""
 
@@ -181,6 +184,7 @@ def _pools(config: InferstackConfig) -> dict[str, ResolvedPool]:
             config=pool,
             instances=tuple(pool_instances(pool)),
             labels=pool_labels(pool),
+            node_taints=pool_node_taints(pool),
             taints=frozenset(pool_taints(pool)),
         )
     return pools

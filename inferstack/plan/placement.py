@@ -10,12 +10,14 @@ from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.catalog.kubernetes import (
     ACCELERATOR_LABEL,
     ACCELERATOR_RESOURCE,
+    ACCELERATOR_TAINT_EFFECT,
     ACCELERATOR_TAINT_KEY,
+    ACCELERATOR_TAINT_VALUE,
     EFA_LABEL,
     EFA_RESOURCE,
     POOL_LABEL,
 )
-from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
+from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig, Taint
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType, WorkloadBase
 
@@ -56,6 +58,9 @@ def pool_instances(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> li
 
 
 def pool_labels(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> dict[str, str]:
+    """The labels a pool's nodes carry (what serving pods' nodeSelectors match): the pool name, the pool's own
+    ``labels``, the accelerator kind on accelerated pools and ``efa: true`` on EFA pools. The node group, the
+    Karpenter NodePool and the scheduling rules all read this."""
     labels = {POOL_LABEL: pool.name, **pool.labels}
     if pool.accelerator is not AcceleratorKind.NONE:
         labels[ACCELERATOR_LABEL] = pool.accelerator.value
@@ -64,13 +69,23 @@ def pool_labels(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> dict[
     return labels
 
 
+def pool_node_taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> tuple[Taint, ...]:
+    """The taints a pool's nodes carry, in order: the accelerator taint (``<resource>=true:NoSchedule``) on
+    accelerated pools first, then the pool's own ``taints``. The node group, the Karpenter NodePool and the
+    scheduling rules all read this."""
+    own = tuple(pool.taints)
+    if pool.accelerator is AcceleratorKind.NONE:
+        return own
+    accelerator = Taint(
+        key=ACCELERATOR_TAINT_KEY[pool.accelerator], value=ACCELERATOR_TAINT_VALUE, effect=ACCELERATOR_TAINT_EFFECT
+    )
+    return (accelerator, *own)
+
+
 def pool_taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> set[tuple[str, str]]:
-    """``(key, effect)`` of every taint a pod must tolerate to run on the pool (``PreferNoSchedule`` never blocks
-    scheduling; the accelerator taint is ``NoSchedule``)."""
-    taints = {(t.key, t.effect) for t in pool.taints if t.effect != "PreferNoSchedule"}
-    if pool.accelerator is not AcceleratorKind.NONE:
-        taints.add((ACCELERATOR_TAINT_KEY[pool.accelerator], "NoSchedule"))
-    return taints
+    """``(key, effect)`` of every taint of :func:`pool_node_taints` a pod must tolerate to run on the pool
+    (``PreferNoSchedule`` never blocks scheduling)."""
+    return {(t.key, t.effect) for t in pool_node_taints(pool) if t.effect != "PreferNoSchedule"}
 
 
 @dataclass(frozen=True, kw_only=True)

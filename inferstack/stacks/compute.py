@@ -15,16 +15,10 @@ from constructs import Construct
 
 from inferstack.catalog.efa_layout import launch_template_interfaces
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.catalog.kubernetes import (
-    ACCELERATOR_LABEL,
-    ACCELERATOR_TAINT_KEY,
-    ACCELERATOR_TAINT_VALUE,
-    EFA_LABEL,
-    POOL_LABEL,
-)
 from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
 from inferstack.charts.karpenter_pools import KarpenterPoolsChart, KarpenterPoolsProps, PoolPlacement
 from inferstack.config.compute import AcceleratedNodeGroupConfig, AmiVariant, ComputeConfig, NodeCapacity, NodeDaemon
+from inferstack.plan.placement import pool_labels, pool_node_taints
 from inferstack.stacks.cluster_refs import cluster_security_group_id
 from inferstack.stacks.karpenter import Karpenter
 from inferstack.stacks.nag import EKS_NODE_POLICIES, acknowledge, managed_policy
@@ -215,17 +209,9 @@ class ComputeStack(Stack):
 
     def _add_node_group(self, group: AcceleratedNodeGroupConfig) -> eks.Nodegroup:
         template = self._launch_template(group)
-        labels = {POOL_LABEL: group.name, ACCELERATOR_LABEL: group.accelerator.value, **group.labels}
-        if group.efa:
-            labels[EFA_LABEL] = "true"
         taints = [
-            eks.TaintSpec(
-                effect=eks.TaintEffect.NO_SCHEDULE,
-                key=ACCELERATOR_TAINT_KEY[group.accelerator],
-                value=ACCELERATOR_TAINT_VALUE,
-            )
+            eks.TaintSpec(effect=_TAINT_EFFECT[t.effect], key=t.key, value=t.value) for t in pool_node_taints(group)
         ]
-        taints += [eks.TaintSpec(effect=_TAINT_EFFECT[t.effect], key=t.key, value=t.value) for t in group.taints]
         nodegroup = eks.Nodegroup(
             self,
             f"NodeGroup-{group.name}",
@@ -235,7 +221,7 @@ class ComputeStack(Stack):
             min_size=group.min_size,
             desired_size=group.desired_size,
             max_size=group.max_size,
-            labels=labels,
+            labels=pool_labels(group),
             taints=taints,
             capacity_type=_CAPACITY[group.capacity_type],
             launch_template_spec=eks.LaunchTemplateSpec(id=template.ref, version=template.attr_latest_version_number),
