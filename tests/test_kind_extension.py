@@ -80,7 +80,6 @@ class EchoChart(WorkloadChart):
                 limits=pod.limits,
                 placement=pod_placement(pod),
                 startup_seconds=pod.startup_seconds,
-                volumes=list(self.loading.volumes),
                 mounts=list(self.loading.mounts),
                 monitoring=workload.monitoring,
             ),

@@ -141,7 +141,6 @@ class DynamoChart(WorkloadChart):
             requests=role.pod.requests,
             limits=role.pod.limits,
             placement=pod_placement(role.pod, affinity=zone_affinity(workload.name) if disaggregated else None),
-            volumes=loading.volumes,
             mounts=loading.mounts,
             init_containers=self.wait_for_model(resolved, refs),
             shm_gib=workload.resources.shm_gib,

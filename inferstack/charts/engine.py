@@ -26,7 +26,6 @@ def engine_placement(chart: WorkloadChart, resolved: ResolvedWorkload, refs: Sto
         replicas=workload.replicas,
         shm_gib=workload.resources.shm_gib,
         monitoring=workload.monitoring,
-        volumes=loading.volumes if loading else (),
         mounts=loading.mounts if loading else (),
         init_containers=chart.wait_for_model(resolved, refs) if resolved.models else (),
     )

@@ -14,6 +14,7 @@ from inferstack.charts.engine import engine_placement
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.ollama import OllamaWorkloadConfig
 from inferstack.constructs.engine import EngineServer, EngineSpec
+from inferstack.constructs.pod.mounts import Mount
 from inferstack.plan import ResolvedWorkload
 
 PORT = 11434
@@ -81,8 +82,7 @@ class OllamaChart(WorkloadChart):
         )
         placement = dataclasses.replace(
             placement,
-            volumes=[volume],
-            mounts=[k8s.VolumeMount(name="models", mount_path=MODELS)],
+            mounts=[Mount(path=MODELS, volume=volume)],
             monitoring=False,
         )
         self.server = EngineServer(self, "ollama", spec, placement, owner=f"OllamaServer {workload.name!r}")

@@ -172,7 +172,6 @@ class RayServeChart(WorkloadChart):
                 workers=groups,
                 env=env,
                 env_from_secrets=secrets,
-                volumes=[v for loading in self.loadings for v in loading.volumes],
                 mounts=[m for loading in self.loadings for m in loading.mounts],
                 init_containers=init,
                 upgrade_strategy=workload.upgrade_strategy.value,

@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from cdk8s_plus_36 import k8s
-
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import NEURON_SCHEDULER
 from inferstack.charts.workload import StorageRefs, WorkloadChart, pod_placement
@@ -28,6 +26,7 @@ from inferstack.constructs.neuron import (
     fetch_init_container,
     neuron_kv_cache,
 )
+from inferstack.constructs.pod.mounts import Mount, empty_dir
 from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS, Autoscaling, EngineArgs, VllmServer, VllmServerProps
 from inferstack.plan import ResolvedWorkload
 from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
@@ -134,24 +133,19 @@ class VllmChart(WorkloadChart):
         image = resolved.image
         engine_args = engine_args_of(workload, neuron, image)
         env = engine_env(workload)
-        loading, init, volumes = self.loading, [], []
+        loading, init = self.loading, []
         if neuron and refs.bucket:
             artifacts = artifacts_prefix(model.bucket_prefix, engine_args, image)
             env |= {"NEURON_COMPILED_ARTIFACTS": COMPILED_DIR}
+            size = neuron_model_volume_gib(workload.model)
+            # The fetch init container fills both emptyDirs; vLLM reads them.
             loading = ModelLoading(
                 model=MODEL_DIR,
                 mounts=[
-                    k8s.VolumeMount(name="model", mount_path=MODEL_DIR, read_only=True),
-                    k8s.VolumeMount(name="compiled", mount_path=COMPILED_DIR, read_only=True),
+                    Mount(path=MODEL_DIR, volume=empty_dir("model", size_gib=size), read_only=True),
+                    Mount(path=COMPILED_DIR, volume=empty_dir("compiled"), read_only=True),
                 ],
             )
-            size = neuron_model_volume_gib(workload.model)
-            volumes = [
-                k8s.Volume(
-                    name="model", empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{size}Gi"))
-                ),
-                k8s.Volume(name="compiled", empty_dir=k8s.EmptyDirVolumeSource()),
-            ]
             init = [
                 fetch_init_container(
                     bucket=refs.bucket, model_prefix=model.bucket_prefix, artifacts=artifacts, region=refs.region
@@ -194,7 +188,6 @@ class VllmChart(WorkloadChart):
                 engine=engine_args,
                 env=env,
                 init_containers=init,
-                extra_volumes=volumes,
                 autoscaling=Autoscaling(
                     kind=scaling.kind.value,
                     min_replicas=scaling.min_replicas,

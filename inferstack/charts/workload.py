@@ -25,6 +25,7 @@ from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, S
 from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
 from inferstack.constructs.observability import ServingAlerts
 from inferstack.constructs.pod import PodPlacement
+from inferstack.constructs.pod.mounts import volume_mounts
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
 from inferstack.plan import PodPlan, ResolvedModel, ResolvedWorkload
 from inferstack.plan.bench import ResolvedBench
@@ -288,7 +289,7 @@ class WorkloadChart(cdk8s.Chart):
                 prefix=model.bucket_prefix,
                 region=refs.region,
                 mounted_path=loading.model if mounted else None,
-                mounts=list(loading.mounts) if mounted else None,
+                mounts=volume_mounts(loading.mounts) if mounted else None,
                 name="wait-for-model" if index == 0 else f"wait-for-model{resolved_model.suffix}",
             )
         ]

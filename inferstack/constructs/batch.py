@@ -13,6 +13,7 @@ import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
+from inferstack.constructs.pod.mounts import check_mounted
 from inferstack.constructs.pod.placement import PodPlacement
 
 BATCH_PRIORITY_CLASS = "inferstack-batch"
@@ -75,11 +76,20 @@ def script_job(
     never restarted in place, where ``placement`` says (default :data:`BATCH_PLACEMENT`: the ``inferstack-batch``
     PriorityClass, which never preempts serving; a placement without ``priority_class`` gets the cluster default),
     RuntimeDefault seccomp, removed a day after it finishes. The pod gets a ``work`` emptyDir
-    of ``scratch_gib`` GiB (mount it with :func:`work_mount`).
+    of ``scratch_gib`` GiB (mount it with :func:`work_mount`). ``container`` may mount only ``volumes``, ``work`` and
+    ``script``: anything else is refused (:class:`~inferstack.constructs.validation.PropError`).
 
     Both objects are named ``<name>-<hash>`` of the script and the whole pod template (:func:`content_name`), so
     any change to what the Job runs creates a new Job instead of failing on the immutable template."""
     text = script(script_name)
+    volumes = [
+        *volumes,
+        k8s.Volume(
+            name="work", empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{scratch_gib}Gi"))
+        ),
+        k8s.Volume(name="script", config_map=k8s.ConfigMapVolumeSource(name=SCRIPT_CONFIG_MAP)),
+    ]
+    check_mounted(f"Job {name!r}", [container], volumes)
     spec = k8s.PodSpec(
         service_account_name=service_account,
         # no Kubernetes API token: the Job talks to S3 / the Hub only (Pod Identity projects its own token)
@@ -90,14 +100,7 @@ def script_job(
             fs_group=fs_group, seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault")
         ),
         containers=[container],
-        volumes=[
-            *volumes,
-            k8s.Volume(
-                name="work",
-                empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{scratch_gib}Gi")),
-            ),
-            k8s.Volume(name="script", config_map=k8s.ConfigMapVolumeSource(name=SCRIPT_CONFIG_MAP)),
-        ],
+        volumes=volumes,
     )
     labels = {"app.kubernetes.io/component": component}
     job = k8s.KubeJob(

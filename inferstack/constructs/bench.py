@@ -27,6 +27,7 @@ from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.constructs import validation as check
 from inferstack.constructs.batch import BATCH_PLACEMENT, hardened
 from inferstack.constructs.pod import PodPlacement
+from inferstack.constructs.pod.mounts import Mount, empty_dir, pod_volumes, volume_mounts
 
 BENCH_COMPONENT = "bench"
 #: Label naming the workload a bench pod targets (its NetworkPolicy lets exactly those pods in).
@@ -163,15 +164,17 @@ class BenchJob(Construct):
         ]
         home = [k8s.EnvVar(name="HOME", value=HOME)]
         init: list[k8s.Container] = []
-        mounts = [
-            k8s.VolumeMount(name="results", mount_path=RESULTS),
-            k8s.VolumeMount(name="home", mount_path=HOME),
-        ]
+        results_dir, home_dir = empty_dir("results"), empty_dir("home")
+        home_mount = Mount(path=HOME, volume=home_dir)
+        mounts = [Mount(path=RESULTS, volume=results_dir), home_mount]
+        every: list[list[Mount]] = [mounts]
         if props.model_prefix is not None:
             prefix = k8s.EnvVar(name="MODEL_PREFIX", value=props.model_prefix)
-            tokenizer = k8s.VolumeMount(name="tokenizer", mount_path=TOKENIZER)
-            init.append(_aws_cli("tokenizer", TOKENIZER_SCRIPT, [*bucket_env, *home, prefix], tokenizer))
-            mounts.append(k8s.VolumeMount(name="tokenizer", mount_path=TOKENIZER, read_only=True))
+            tokenizer_dir = empty_dir("tokenizer")
+            fetch = [Mount(path=TOKENIZER, volume=tokenizer_dir), home_mount]
+            init.append(_aws_cli("tokenizer", TOKENIZER_SCRIPT, [*bucket_env, *home, prefix], fetch))
+            mounts.append(Mount(path=TOKENIZER, volume=tokenizer_dir, read_only=True))
+            every.append(fetch)
         bench_env = [*home, k8s.EnvVar(name="HF_HUB_OFFLINE", value="1" if props.model_prefix is not None else "0")]
         if props.hf_token_secret is not None:
             secret, key = props.hf_token_secret
@@ -190,20 +193,13 @@ class BenchJob(Construct):
                 env=bench_env,
                 security_context=hardened(1000),
                 resources=_resources("2", "8Gi"),
-                volume_mounts=mounts,
+                volume_mounts=volume_mounts(mounts),
             )
         )
         results = k8s.EnvVar(name="RESULTS_PREFIX", value=props.results_prefix)
-        upload = _aws_cli(
-            "upload",
-            UPLOAD_SCRIPT,
-            [*bucket_env, *home, results],
-            k8s.VolumeMount(name="results", mount_path=RESULTS, read_only=True),
-        )
-        volumes = [
-            k8s.Volume(name=name, empty_dir=k8s.EmptyDirVolumeSource())
-            for name in ("results", "home", *(["tokenizer"] if props.model_prefix is not None else []))
-        ]
+        uploads = [Mount(path=RESULTS, volume=results_dir, read_only=True), home_mount]
+        upload = _aws_cli("upload", UPLOAD_SCRIPT, [*bucket_env, *home, results], uploads)
+        volumes = pod_volumes(f"BenchJob {props.name!r}", *every, uploads)
         pod = k8s.PodSpec(
             service_account_name=props.service_account,
             automount_service_account_token=False,  # no Kubernetes API calls (Pod Identity projects its own token)
@@ -240,8 +236,9 @@ class BenchJob(Construct):
         props.placement.patch_affinity(self.cron_job, "/spec/jobTemplate/spec/template/spec")
 
 
-def _aws_cli(name: str, script: str, env: list[k8s.EnvVar], data: k8s.VolumeMount) -> k8s.Container:
-    """A small aws-cli container running ``script`` (values in ``env``) with ``data`` and a writable HOME."""
+def _aws_cli(name: str, script: str, env: list[k8s.EnvVar], mounts: list[Mount]) -> k8s.Container:
+    """A small aws-cli container running ``script`` (values in ``env``) with ``mounts`` (its data and a writable
+    HOME)."""
     return k8s.Container(
         name=name,
         image=ENGINE_IMAGES["aws-cli"],
@@ -249,7 +246,7 @@ def _aws_cli(name: str, script: str, env: list[k8s.EnvVar], data: k8s.VolumeMoun
         env=env,
         security_context=hardened(1000, read_only_root_filesystem=True),
         resources=_resources("250m", "512Mi"),
-        volume_mounts=[data, k8s.VolumeMount(name="home", mount_path=HOME)],
+        volume_mounts=volume_mounts(mounts),
     )
 
 

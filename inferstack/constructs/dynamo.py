@@ -30,7 +30,8 @@ from inferstack.catalog.versions import IMAGES
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.monitoring import pod_monitor
-from inferstack.constructs.pod import PodPlacement, ServingPodProps, pod_template_json
+from inferstack.constructs.pod import PodPlacement, ServingPodProps, pod_template_json, serving_mounts
+from inferstack.constructs.pod.mounts import Mount, volume_mounts
 
 API_VERSION = "nvidia.com/v1beta1"
 COMPONENT_TYPES = ("frontend", "worker", "prefill", "decode")
@@ -127,10 +128,9 @@ class DynamoComponentProps:
     placement: PodPlacement
     """Where the component pods run: node selector, tolerations, affinity (e.g. prefill and decode in one zone) and
     scheduler; ``priority_class`` is refused (it needs Grove)."""
-    volumes: Sequence[k8s.Volume] = ()
-    """Pod volumes besides the cache and /tmp emptyDirs (e.g. the model's). Default none."""
-    mounts: Sequence[k8s.VolumeMount] = ()
-    """Mounts of ``volumes`` in ``main``. Default none."""
+    mounts: Sequence[Mount] = ()
+    """Mounts of ``main`` besides the cache and /tmp emptyDirs, each carrying its volume (e.g. the model's). Default
+    none."""
     init_containers: Sequence[k8s.Container] = ()
     """Init containers of the component pods (e.g. waiting for the model sync). Default none."""
     shm_gib: float = 8
@@ -246,29 +246,6 @@ class DynamoGraph(Construct):
         props: DynamoGraphProps, component: DynamoComponentProps, labels: Mapping[str, str]
     ) -> dict[str, Any]:
         pod_labels = {**props.labels, **labels, "inferstack.io/role": component.name}
-        container = k8s.Container(
-            name="main",
-            image=component.image,
-            command=list(component.command),
-            args=list(component.args) or None,
-            ports=[k8s.ContainerPort(name=n, container_port=p) for n, p in component.ports.items()],
-            env=list(component.env) or None,
-            resources=k8s.ResourceRequirements(
-                requests={k: k8s.Quantity.from_string(v) for k, v in component.requests.items()},
-                limits={k: k8s.Quantity.from_string(v) for k, v in component.limits.items()},
-            ),
-            security_context=k8s.SecurityContext(
-                run_as_non_root=True,
-                run_as_user=DYNAMO_UID,
-                allow_privilege_escalation=False,
-                capabilities=k8s.Capabilities(drop=["ALL"]),
-            ),
-            volume_mounts=[
-                k8s.VolumeMount(name="home", mount_path=DYNAMO_CACHE),
-                k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - an emptyDir
-                *component.mounts,
-            ],
-        )
         pod = ServingPodProps(
             name=props.name,
             namespace=props.namespace,
@@ -287,7 +264,27 @@ class DynamoGraph(Construct):
             startup_seconds=600,
             shm_gib=component.shm_gib,
             init_containers=component.init_containers,
-            volumes=component.volumes,
+            mounts=component.mounts,
+        )
+        container = k8s.Container(
+            name="main",
+            image=component.image,
+            command=list(component.command),
+            args=list(component.args) or None,
+            ports=[k8s.ContainerPort(name=n, container_port=p) for n, p in component.ports.items()],
+            env=list(component.env) or None,
+            resources=k8s.ResourceRequirements(
+                requests={k: k8s.Quantity.from_string(v) for k, v in component.requests.items()},
+                limits={k: k8s.Quantity.from_string(v) for k, v in component.limits.items()},
+            ),
+            security_context=k8s.SecurityContext(
+                run_as_non_root=True,
+                run_as_user=DYNAMO_UID,
+                allow_privilege_escalation=False,
+                capabilities=k8s.Capabilities(drop=["ALL"]),
+            ),
+            # the cache (HOME), /tmp and the model's; /dev/shm is the operator's (sharedMemorySize)
+            volume_mounts=volume_mounts(m for m in serving_mounts(pod) if m.name != "shm"),
         )
         template = pod_template_json(pod, pod_labels, container)
         spec = template["spec"]

@@ -11,6 +11,7 @@ from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.constructs.pod import PodPlacement, QueueMetric, ServingPodProps, ServingWorkload
+from inferstack.constructs.pod.mounts import Mount
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,10 +94,9 @@ class EnginePlacement:
     """Size of the memory-backed ``/dev/shm``, GiB. At least 0.0625. Default 8."""
     monitoring: bool = True
     """Render a PodMonitor on the engine's metrics. Default True."""
-    volumes: Sequence[k8s.Volume] = ()
-    """Pod volumes besides ``/dev/shm``, HOME and /tmp (e.g. the model's). Default none."""
-    mounts: Sequence[k8s.VolumeMount] = ()
-    """Engine-container mounts of ``volumes``. Default none."""
+    mounts: Sequence[Mount] = ()
+    """Engine-container mounts besides ``/dev/shm``, HOME and /tmp, each carrying its volume (e.g. the model's).
+    Default none."""
     init_containers: Sequence[k8s.Container] = ()
     """Init containers run before the engine (e.g. waiting for the model sync). Default none."""
     labels: Mapping[str, str] = field(default_factory=dict)
@@ -138,7 +138,6 @@ class EngineServer(Construct):
             replicas=placement.replicas,
             shm_gib=placement.shm_gib,
             init_containers=placement.init_containers,
-            volumes=placement.volumes,
             mounts=placement.mounts,
             monitoring=placement.monitoring,
             termination_grace_seconds=spec.termination_grace_seconds,

@@ -17,6 +17,7 @@ from constructs import Construct
 
 from inferstack.constructs import validation as check
 from inferstack.constructs.engine import EnginePlacement, EngineServer, EngineSpec
+from inferstack.constructs.pod.mounts import Mount
 
 PORT = 4000
 CONFIG_DIR = "/etc/litellm"
@@ -143,8 +144,7 @@ class LiteLLMGateway(Construct):
         volume = k8s.Volume(name="config", config_map=k8s.ConfigMapVolumeSource(name=self.config_map_name))
         placement = dataclasses.replace(
             placement,
-            volumes=[*placement.volumes, volume],
-            mounts=[*placement.mounts, k8s.VolumeMount(name="config", mount_path=CONFIG_DIR, read_only=True)],
+            mounts=[*placement.mounts, Mount(path=CONFIG_DIR, volume=volume, read_only=True)],
             replicas=None if props.hpa else placement.replicas,  # the HPA owns them
         )
         self.server = EngineServer(self, "proxy", spec, placement, owner=owner)

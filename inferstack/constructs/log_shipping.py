@@ -22,6 +22,7 @@ from constructs import Construct
 
 from inferstack.catalog.kubernetes import LOGGING_NAMESPACE
 from inferstack.constructs import validation as check
+from inferstack.constructs.pod.mounts import Mount, pod_volumes, volume_mounts
 
 NAMESPACE = LOGGING_NAMESPACE
 NAME = "fluent-bit"
@@ -141,6 +142,20 @@ class LogShipping(Construct):
                 value_from=k8s.EnvVarSource(field_ref=k8s.ObjectFieldSelector(field_path="spec.nodeName")),
             ),
         ]
+        state = k8s.HostPathVolumeSource(path="/var/fluent-bit/state", type="DirectoryOrCreate")
+        mounts = [
+            Mount(
+                path="/fluent-bit/etc/inferstack",
+                volume=k8s.Volume(name="config", config_map=k8s.ConfigMapVolumeSource(name=NAME)),
+                read_only=True,
+            ),
+            Mount(
+                path="/var/log",
+                volume=k8s.Volume(name="varlog", host_path=k8s.HostPathVolumeSource(path="/var/log")),
+                read_only=True,
+            ),
+            Mount(path="/var/fluent-bit/state", volume=k8s.Volume(name="state", host_path=state)),
+        ]
         container = k8s.Container(
             name=NAME,
             image=props.image,
@@ -168,11 +183,7 @@ class LogShipping(Construct):
                 capabilities=k8s.Capabilities(drop=["ALL"]),
                 read_only_root_filesystem=True,
             ),
-            volume_mounts=[
-                k8s.VolumeMount(name="config", mount_path="/fluent-bit/etc/inferstack", read_only=True),
-                k8s.VolumeMount(name="varlog", mount_path="/var/log", read_only=True),
-                k8s.VolumeMount(name="state", mount_path="/var/fluent-bit/state"),
-            ],
+            volume_mounts=volume_mounts(mounts),
         )
         k8s.KubeDaemonSet(
             self,
@@ -192,16 +203,7 @@ class LogShipping(Construct):
                         tolerations=[k8s.Toleration(operator="Exists")],
                         termination_grace_period_seconds=10,
                         containers=[container],
-                        volumes=[
-                            k8s.Volume(name="config", config_map=k8s.ConfigMapVolumeSource(name=NAME)),
-                            k8s.Volume(name="varlog", host_path=k8s.HostPathVolumeSource(path="/var/log")),
-                            k8s.Volume(
-                                name="state",
-                                host_path=k8s.HostPathVolumeSource(
-                                    path="/var/fluent-bit/state", type="DirectoryOrCreate"
-                                ),
-                            ),
-                        ],
+                        volumes=pod_volumes(f"{NAME} DaemonSet", mounts),
                     ),
                 ),
             ),

@@ -9,6 +9,7 @@ from enum import StrEnum
 
 from cdk8s_plus_36 import k8s
 
+from inferstack.constructs.pod.mounts import Mount, empty_dir
 from inferstack.constructs.validation import PropError
 
 
@@ -74,12 +75,16 @@ class ModelLoading:
     Default none."""
     env: list[k8s.EnvVar] = field(default_factory=list)
     """Engine-container environment (``AWS_REGION``, ``HF_HOME``, ``HF_TOKEN``…). Default none."""
-    volumes: list[k8s.Volume] = field(default_factory=list)
-    """Pod volumes (the model's read-only PVC or the Hub cache emptyDir). Default none."""
-    mounts: list[k8s.VolumeMount] = field(default_factory=list)
-    """Engine-container mounts of ``volumes``. Default none."""
+    mounts: list[Mount] = field(default_factory=list)
+    """Engine-container mounts, each carrying its volume (the model's read-only PVC or the Hub cache emptyDir).
+    Default none."""
     needs_aws_credentials: bool = False
     """The pod reads S3 itself (Run:ai streamer): its service account needs the reader role."""
+
+    @property
+    def volumes(self) -> list[k8s.Volume]:
+        """The pod volumes ``mounts`` carry."""
+        return [m.volume for m in self.mounts]
 
 
 def _token_env(secret: tuple[str, str] | None) -> list[k8s.EnvVar]:
@@ -140,29 +145,18 @@ def model_loading(props: ModelSourceProps) -> ModelLoading:
     if props.kind in (SourceKind.S3_MOUNT, SourceKind.FSX):
         root = (MODEL_MOUNT if props.kind is SourceKind.S3_MOUNT else "/fsx") + suffix
         model = root if props.kind is SourceKind.S3_MOUNT else f"{root}{props.fsx_path}"
-        return ModelLoading(
-            model=model,
-            volumes=[
-                k8s.Volume(
-                    name=f"model{suffix}",
-                    persistent_volume_claim=k8s.PersistentVolumeClaimVolumeSource(
-                        claim_name=props.claim_name or "", read_only=True
-                    ),
-                )
-            ],
-            mounts=[k8s.VolumeMount(name=f"model{suffix}", mount_path=root, read_only=True)],
+        claim = k8s.Volume(
+            name=f"model{suffix}",
+            persistent_volume_claim=k8s.PersistentVolumeClaimVolumeSource(
+                claim_name=props.claim_name or "", read_only=True
+            ),
         )
+        return ModelLoading(model=model, mounts=[Mount(path=root, volume=claim, read_only=True)])
     if props.kind is SourceKind.IMAGE:
         return ModelLoading(model=props.image_path or "")
     return ModelLoading(  # HF: download at start into an emptyDir cache
         model=props.model_id,
         args=["--revision", props.revision],
         env=[k8s.EnvVar(name="HF_HOME", value=HF_CACHE + suffix), *_token_env(props.hf_token_secret)],
-        volumes=[
-            k8s.Volume(
-                name=f"hf-cache{suffix}",
-                empty_dir=k8s.EmptyDirVolumeSource(size_limit=k8s.Quantity.from_string(f"{props.hf_cache_gib}Gi")),
-            )
-        ],
-        mounts=[k8s.VolumeMount(name=f"hf-cache{suffix}", mount_path=HF_CACHE + suffix)],
+        mounts=[Mount(path=HF_CACHE + suffix, volume=empty_dir(f"hf-cache{suffix}", size_gib=props.hf_cache_gib))],
     )

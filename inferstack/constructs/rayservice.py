@@ -22,7 +22,8 @@ from constructs import Construct
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.monitoring import pod_monitor
-from inferstack.constructs.pod import PodPlacement, ServingPodProps, pod_template_json
+from inferstack.constructs.pod import PodPlacement, ServingPodProps, pod_template_json, serving_mounts
+from inferstack.constructs.pod.mounts import Mount, volume_mounts
 
 #: Ports of the head's Ray container, named as KubeRay expects (utils/constant.go; service.go getServicePorts).
 HEAD_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001, "serve": 8000, "metrics": 8080}
@@ -110,10 +111,9 @@ class RayServiceProps:
     """Environment of every Ray container, head and workers (a group's ``env`` wins). Default none."""
     env_from_secrets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     """Env var → (Secret, key), e.g. ``HF_TOKEN`` (Ray passes it to the replicas)."""
-    volumes: Sequence[k8s.Volume] = ()
-    """Volumes of every pod besides ``/dev/shm``, HOME (or the cache) and /tmp, e.g. the model's. Default none."""
-    mounts: Sequence[k8s.VolumeMount] = ()
-    """Ray-container mounts of ``volumes``, head and workers. Default none."""
+    mounts: Sequence[Mount] = ()
+    """Ray-container mounts of every pod, head and workers, besides ``/dev/shm``, HOME (or the cache) and /tmp, each
+    carrying its volume (e.g. the model's). Default none."""
     init_containers: Sequence[k8s.Container] = ()
     """Init containers of every pod (e.g. waiting for the model sync)."""
     upgrade_strategy: str = "NewCluster"
@@ -322,7 +322,7 @@ class RayServiceServer(Construct):
             startup_seconds=600,
             shm_gib=shm_gib,
             init_containers=props.init_containers,
-            volumes=props.volumes,
+            mounts=props.mounts,
         )
         container = k8s.Container(
             name=container_name,
@@ -339,11 +339,7 @@ class RayServiceServer(Construct):
                 allow_privilege_escalation=False,
                 capabilities=k8s.Capabilities(drop=["ALL"]),
             ),
-            volume_mounts=[
-                k8s.VolumeMount(name="shm", mount_path="/dev/shm"),  # noqa: S108 - memory-backed emptyDir
-                k8s.VolumeMount(name="home", mount_path=props.home or RAY_CACHE),
-                k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - Ray's session dir /tmp/ray
-                *props.mounts,
-            ],
+            # /dev/shm, HOME (or the cache), /tmp (Ray's session dir /tmp/ray), the model's
+            volume_mounts=volume_mounts(serving_mounts(pod)),
         )
         return pod_template_json(pod, labels, container)

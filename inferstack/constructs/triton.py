@@ -26,6 +26,7 @@ from constructs import Construct
 from inferstack.constructs import validation as check
 from inferstack.constructs.engine import EnginePlacement, EngineServer, EngineSpec
 from inferstack.constructs.pod import PRE_STOP_SECONDS
+from inferstack.constructs.pod.mounts import Mount
 from inferstack.constructs.vllm import EXIT_MARGIN_SECONDS
 
 TERMINATION_GRACE_SECONDS = 120
@@ -145,8 +146,7 @@ class TritonServer(Construct):
         )
         placement = dataclasses.replace(
             placement,
-            volumes=[*placement.volumes, volume],
-            mounts=[*placement.mounts, k8s.VolumeMount(name="model-repository", mount_path=REPOSITORY, read_only=True)],
+            mounts=[*placement.mounts, Mount(path=REPOSITORY, volume=volume, read_only=True)],
         )
         self.server = EngineServer(self, "server", spec, placement, owner=owner)
         self.deployment = self.server.deployment

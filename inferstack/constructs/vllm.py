@@ -30,6 +30,7 @@ from inferstack.constructs.pod import (
     ServingWorkload,
 )
 from inferstack.constructs.pod.group import ServingGroup, ServingGroupProps
+from inferstack.constructs.pod.mounts import Mount
 
 PORT = 8000
 SERVING_PRIORITY_CLASS = "inferstack-serving"
@@ -240,10 +241,9 @@ class VllmServerProps:
     """Variables read from Secrets: name → (Secret, key). Default none."""
     init_containers: Sequence[k8s.Container] = ()
     """Init containers run before vLLM (e.g. waiting for the model sync). Default none."""
-    extra_volumes: Sequence[k8s.Volume] = ()
-    """Pod volumes besides the model's (and ``/dev/shm``, HOME, /tmp). Default none."""
-    extra_mounts: Sequence[k8s.VolumeMount] = ()
-    """vLLM-container mounts besides the model's. Default none."""
+    extra_mounts: Sequence[Mount] = ()
+    """vLLM-container mounts besides the model's (and ``/dev/shm``, HOME, /tmp), each carrying its volume. Default
+    none."""
     autoscaling: Autoscaling | None = None
     """Scale on ``vllm:num_requests_waiting`` with a KEDA ScaledObject or an HPA (refused by the multi-node server).
     Default none."""
@@ -390,7 +390,6 @@ def vllm_pod_props(
         replicas=props.replicas,
         shm_gib=props.shm_gib,
         init_containers=props.init_containers,
-        volumes=[*props.model.volumes, *props.extra_volumes],
         mounts=[*props.model.mounts, *props.extra_mounts],
         autoscaling=props.autoscaling,
         monitoring=props.monitoring,

@@ -24,6 +24,7 @@ from inferstack.catalog.kubernetes import PROMETHEUS_URL
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.monitoring import pod_monitor
+from inferstack.constructs.pod.mounts import Mount, check_mounted, empty_dir, pod_volumes, volume_mounts
 from inferstack.constructs.pod.placement import PodPlacement
 
 PROBE_PERIOD_SECONDS = 10
@@ -118,11 +119,12 @@ class ServingPodProps:
     shm_gib: float = 8
     """Size of the memory-backed ``/dev/shm`` emptyDir (NCCL, the tokenizer pool), GiB. At least 0.0625. Default 8."""
     init_containers: Sequence[k8s.Container] = ()
-    """Init containers run before the engine (e.g. a model download). Default none."""
-    volumes: Sequence[k8s.Volume] = ()
-    """Pod volumes besides ``/dev/shm``, HOME and /tmp (e.g. the model's). Default none."""
-    mounts: Sequence[k8s.VolumeMount] = ()
-    """Engine-container mounts of ``volumes``, after ``/dev/shm``, HOME and /tmp. Default none."""
+    """Init containers run before the engine (e.g. a model download). They may mount only the pod's volumes:
+    ``/dev/shm`` (``shm``), HOME (``home``), /tmp (``tmp``) and those of ``mounts`` — anything else is refused.
+    Default none."""
+    mounts: Sequence[Mount] = ()
+    """Engine-container mounts after ``/dev/shm``, HOME and /tmp, each carrying its volume (e.g. the model's): the
+    pod's volumes are these and the three built-in ones. Default none."""
     autoscaling: Autoscaling | None = None
     """Scale on ``queue_metric`` with a KEDA ScaledObject or an HPA (the Deployment starts at its ``min_replicas``,
     ``replicas`` is ignored). Default none."""
@@ -157,6 +159,17 @@ class ServingPodProps:
 
 def _quantities(values: Mapping[str, str]) -> dict[str, k8s.Quantity]:
     return {key: k8s.Quantity.from_string(value) for key, value in values.items()}
+
+
+def serving_mounts(props: ServingPodProps) -> list[Mount]:
+    """The engine container's mounts: the memory-backed ``/dev/shm`` (``shm_gib``), HOME and /tmp emptyDirs, then
+    ``props.mounts``. The pod's volumes are exactly theirs."""
+    return [
+        Mount(path="/dev/shm", volume=empty_dir("shm", size_gib=props.shm_gib, memory=True)),  # noqa: S108 - RAM
+        Mount(path=props.home, volume=empty_dir("home")),
+        Mount(path="/tmp", volume=empty_dir("tmp")),  # noqa: S108 - a pod-local emptyDir
+        *props.mounts,
+    ]
 
 
 def validate(owner: str, props: ServingPodProps) -> None:
@@ -265,12 +278,7 @@ def serving_container(
             allow_privilege_escalation=False,
             capabilities=k8s.Capabilities(drop=["ALL"]),
         ),
-        volume_mounts=[
-            k8s.VolumeMount(name="shm", mount_path="/dev/shm"),  # noqa: S108 - memory-backed emptyDir
-            k8s.VolumeMount(name="home", mount_path=props.home),
-            k8s.VolumeMount(name="tmp", mount_path="/tmp"),  # noqa: S108 - a pod-local emptyDir
-            *props.mounts,
-        ],
+        volume_mounts=volume_mounts(serving_mounts(props)),
         **probes,
     )
 
@@ -278,21 +286,15 @@ def serving_container(
 def pod_template(
     props: ServingPodProps, labels: Mapping[str, str], container: k8s.Container | None = None
 ) -> k8s.PodTemplateSpec:
-    """The serving pod: ``container`` (default :func:`serving_container` of ``props``), the volumes it mounts
-    (memory-backed ``/dev/shm``, HOME, /tmp, the model's), init containers, service account without a token, the
-    placement (priority, scheduler, node selector, tolerations; not the untyped ``affinity``: :func:`pod_template_json`
-    and :class:`ServingWorkload` add it), RuntimeDefault seccomp and the termination grace period."""
-    volumes = [
-        k8s.Volume(
-            name="shm",
-            empty_dir=k8s.EmptyDirVolumeSource(
-                medium="Memory", size_limit=k8s.Quantity.from_string(f"{props.shm_gib:g}Gi")
-            ),
-        ),
-        k8s.Volume(name="home", empty_dir=k8s.EmptyDirVolumeSource()),
-        k8s.Volume(name="tmp", empty_dir=k8s.EmptyDirVolumeSource()),
-        *props.volumes,
-    ]
+    """The serving pod: ``container`` (default :func:`serving_container` of ``props``), the volumes of
+    :func:`serving_mounts` (memory-backed ``/dev/shm``, HOME, /tmp, the model's), init containers, service account
+    without a token, the placement (priority, scheduler, node selector, tolerations; not the untyped ``affinity``:
+    :func:`pod_template_json` and :class:`ServingWorkload` add it), RuntimeDefault seccomp and the termination grace
+    period.
+
+    :raises PropError: a container (``container``, an init container) mounting a volume the pod does not have."""
+    volumes = pod_volumes(f"pod {props.name!r}", serving_mounts(props))
+    check_mounted(f"pod {props.name!r}", [*props.init_containers, *([container] if container else [])], volumes)
     return k8s.PodTemplateSpec(
         metadata=k8s.ObjectMeta(labels=dict(labels), annotations=dict(props.annotations) or None),
         spec=k8s.PodSpec(
