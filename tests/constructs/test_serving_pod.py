@@ -3,10 +3,20 @@ port, health path, queue metric) and gets every production default and gate for 
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import cdk8s
 import pytest
 
-from inferstack.constructs.pod import Autoscaling, PodPlacement, QueueMetric, ServingPodProps, ServingWorkload
+from inferstack.constructs.pod import (
+    Autoscaling,
+    EnginePlacement,
+    EngineSpec,
+    PodPlacement,
+    QueueMetric,
+    ServingPodProps,
+    ServingWorkload,
+)
 from inferstack.constructs.pod import validate as pod_validate
 from inferstack.constructs.validation import PropError
 from inferstack.gates.pod_security import Level, check_manifests
@@ -105,3 +115,14 @@ def test_a_serving_group_refuses_names_whose_derived_names_exceed_63():
     props = ServingGroupProps(pod=pod, size=2, worker_command=["echo"], worker_args=[])
     with pytest.raises(PropError, match="use a name of at most 44 characters"):
         ServingGroup(cdk8s.Chart(cdk8s.App(), "c"), "g", props)
+
+
+def test_an_engine_spec_and_placement_are_the_serving_pods_props_without_copies():
+    spec_fields = {f.name for f in fields(EngineSpec)}
+    placement_fields = {f.name for f in fields(EnginePlacement)}
+    assert not spec_fields & placement_fields  # ``of`` cannot let one side overwrite the other
+    assert spec_fields | placement_fields <= {f.name for f in fields(ServingPodProps)}
+    spec = EngineSpec(**{f: getattr(TOY, f) for f in spec_fields})
+    placement = EnginePlacement(**{f: getattr(TOY, f) for f in placement_fields})
+    combined = ServingPodProps.of(spec, placement)
+    assert all(getattr(combined, f) == getattr(TOY, f) for f in spec_fields | placement_fields)

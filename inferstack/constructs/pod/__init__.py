@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import cdk8s
@@ -65,42 +65,65 @@ class Autoscaling:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ServingPodProps:
-    """One serving engine's pods and what fronts them. Resources as Kubernetes quantities (accelerators included)."""
+class EngineSpec:
+    """How one engine runs and answers: its container, ports, endpoints and lifecycle — what differs between engines
+    (the rest of the pod comes from :class:`EnginePlacement`)."""
 
-    name: str
-    """Name of the Deployment, Service, PodDisruptionBudget, PodMonitor and ScaledObject/HPA (also the
-    ``app.kubernetes.io/name`` label). An RFC 1123 label."""
-    namespace: str
-    """Namespace of every object rendered. An RFC 1123 label."""
     component: str
     """``app.kubernetes.io/component`` (the engine, e.g. ``vllm``)."""
     image: str
     """The engine's container image, pinned by tag or digest (``latest`` or untagged is refused)."""
     command: Sequence[str]
     """The engine container's command (entrypoint)."""
-    args: Sequence[str]
-    """The engine container's arguments (the engine's command line)."""
+    args: Sequence[str] = ()
+    """The engine container's arguments (the engine's command line). Default none."""
     container_name: str
     """Name of the engine container."""
     port: int
     """The engine's HTTP port (named ``http``; probes, Service and metrics use it)."""
-    home: str
-    """The writable HOME of the serving user (an emptyDir)."""
-    user: str
-    """USER / LOGNAME of the serving process."""
-    env: Sequence[k8s.EnvVar] = ()
-    """The engine's environment (after HOME, USER and LOGNAME)."""
+    ports: Mapping[str, int] = field(default_factory=dict)
+    """Extra container ports, name → port (IANA port names, neither ``http`` nor ``port``). Default none."""
+    service_ports: Sequence[str] = ()
+    """Names of ``ports`` the Service exposes besides ``http`` (e.g. Triton's ``grpc``). Default none."""
     health_path: str = "/health"
     """Startup and readiness probe path (on ``port``). Default ``/health`` (vLLM's)."""
     live_path: str | None = None
-    """Liveness probe path. Default: ``health_path``."""
+    """Liveness probe path (on ``port``). Default: ``health_path``."""
     metrics_path: str = "/metrics"
     """Path the PodMonitor scrapes on ``metrics_port``. Default ``/metrics``."""
     metrics_port: str = "http"
     """Name of the port the PodMonitor scrapes (``http``, or one of ``ports``). Default ``http``."""
+    home: str
+    """The writable HOME of the serving user (an emptyDir), e.g. where the engine keeps its caches."""
+    user: str
+    """USER / LOGNAME of the serving process."""
+    env: Sequence[k8s.EnvVar] = ()
+    """The engine's environment (after HOME, USER and LOGNAME). Default none."""
     queue_metric: QueueMetric | None = None
-    """Required with ``autoscaling``."""
+    """The engine's queue-depth metric; required with ``autoscaling``. Default none."""
+    termination_grace_seconds: int = 120
+    """The pods' terminationGracePeriodSeconds: time for the preStop and the engine's drain before SIGKILL, seconds.
+    Default 120."""
+    post_start: Sequence[str] = ()
+    """A postStart exec command run in the container once it started (probes wait for it), e.g. pulling Ollama's
+    models. Default none."""
+    run_as_image_user: bool = False
+    """Run as the image's own user (root for images without ``USER``) instead of uid 1000, for images whose
+    runtime lives under ``/root``. Still no privilege escalation and no capabilities. Default False."""
+    recreate: bool = False
+    """Replace pods by stopping the old one first (a ReadWriteOnce volume cannot attach to a surge pod on another
+    node). Default False: surge one, never unavailable."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnginePlacement:
+    """Where an engine's pods run and what they ask for (filled from the plan's server pod)."""
+
+    name: str
+    """Name of the Deployment, Service, PodDisruptionBudget, PodMonitor and ScaledObject/HPA (also the
+    ``app.kubernetes.io/name`` label). An RFC 1123 label."""
+    namespace: str
+    """Namespace of every object rendered. An RFC 1123 label."""
     service_account: str
     """ServiceAccount the pods run as (its token is not mounted). An RFC 1123 label."""
     requests: Mapping[str, str]
@@ -118,43 +141,42 @@ class ServingPodProps:
     them, and a re-apply must not reset them. Default 1."""
     shm_gib: float = 8
     """Size of the memory-backed ``/dev/shm`` emptyDir (NCCL, the tokenizer pool), GiB. At least 0.0625. Default 8."""
-    init_containers: Sequence[k8s.Container] = ()
-    """Init containers run before the engine (e.g. a model download). They may mount only the pod's volumes:
-    ``/dev/shm`` (``shm``), HOME (``home``), /tmp (``tmp``) and those of ``mounts`` — anything else is refused.
-    Default none."""
+    monitoring: bool = True
+    """Render a PodMonitor scraping ``metrics_path`` on ``metrics_port``. Default True."""
     mounts: Sequence[Mount] = ()
     """Engine-container mounts after ``/dev/shm``, HOME and /tmp, each carrying its volume (e.g. the model's): the
     pod's volumes are these and the three built-in ones. Default none."""
-    autoscaling: Autoscaling | None = None
-    """Scale on ``queue_metric`` with a KEDA ScaledObject or an HPA (the Deployment starts at its ``min_replicas``,
-    ``replicas`` is ignored). Default none."""
-    monitoring: bool = True
-    """Render a PodMonitor scraping ``metrics_path`` on ``metrics_port``. Default True."""
-    termination_grace_seconds: int = 120
-    """The pods' terminationGracePeriodSeconds: time for the preStop and the engine's drain before SIGKILL, seconds.
-    Default 120."""
+    init_containers: Sequence[k8s.Container] = ()
+    """Init containers run before the engine (e.g. waiting for the model sync). They may mount only the pod's
+    volumes: ``/dev/shm`` (``shm``), HOME (``home``), /tmp (``tmp``) and those of ``mounts`` — anything else is
+    refused. Default none."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra labels of the Deployment and its pods; ``app.kubernetes.io/*`` keys are refused (they select the pods).
     Default none."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingPodProps(EnginePlacement, EngineSpec):
+    """One serving engine's pods and what fronts them: an :class:`EngineSpec` (how the engine runs) and an
+    :class:`EnginePlacement` (where its pods run) in one, plus what only some engines use (autoscaling, pod
+    annotations, a preStop command). Resources as Kubernetes quantities (accelerators included)."""
+
+    autoscaling: Autoscaling | None = None
+    """Scale on ``queue_metric`` with a KEDA ScaledObject or an HPA (the Deployment starts at its ``min_replicas``,
+    ``replicas`` is ignored). Default none."""
     annotations: Mapping[str, str] = field(default_factory=dict)
     """Annotations of the pod template. Default none."""
-    ports: Mapping[str, int] = field(default_factory=dict)
-    """Extra container ports, name → port."""
-    service_ports: Sequence[str] = ()
-    """Names of ``ports`` the Service exposes besides ``http`` (e.g. Triton's ``grpc``). Default none."""
-    post_start: Sequence[str] = ()
-    """A postStart exec command run in the container once it started (probes wait for it), e.g. pulling Ollama's
-    models. Default none."""
     pre_stop: Sequence[str] = ()
     """A preStop exec command instead of the preStop pause (the kubelet runs it before SIGTERM, within the
     termination grace period), e.g. waiting for in-flight requests of an engine that aborts them at SIGTERM.
     Default none: the pause."""
-    run_as_image_user: bool = False
-    """Run as the image's own user (root for images without ``USER``) instead of uid 1000, for images whose
-    runtime lives under ``/root``. Still no privilege escalation and no capabilities. Default False."""
-    recreate: bool = False
-    """Replace pods by stopping the old one first (a ReadWriteOnce volume cannot attach to a surge pod on another
-    node). Default False: surge one, never unavailable."""
+
+    @classmethod
+    def of(cls, spec: EngineSpec, placement: EnginePlacement) -> ServingPodProps:
+        """``spec`` and ``placement`` as one props object (every field of both, as given)."""
+        values = {f.name: getattr(spec, f.name) for f in fields(EngineSpec)}
+        values |= {f.name: getattr(placement, f.name) for f in fields(EnginePlacement)}
+        return cls(**values)
 
 
 def _quantities(values: Mapping[str, str]) -> dict[str, k8s.Quantity]:
