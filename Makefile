@@ -51,9 +51,10 @@ format: install
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-## bench: cold `cdk synth` of the default app vs a bare EKS app, alternating; prints medians and the ratio
+## bench: cold `cdk synth` of the default app vs a bare EKS app, alternating (medians, ratios), then the test
+## suite's wall time (both budgets); SUITE=0 skips the suite
 bench: install
-	$(PY) bench/synth_bench.py --runs $${RUNS:-5}
+	$(PY) bench/synth_bench.py --runs $${RUNS:-5} $$( [ "$${SUITE:-1}" = 0 ] && echo --no-suite )
 
 ## schema: regenerate inferstack.schema.json (JSON Schema of the config, for editors)
 schema: install

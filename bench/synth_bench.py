@@ -3,7 +3,11 @@ workloads, alternating, N runs each.
 
 Each run is a fresh `npx cdk synth --quiet` process (jsii start-up included) into a fresh output folder.
 Prints every run, the medians, the ratios (goals: default ≤ 1.2× bare; 100 workloads ≤ 3× default) and the peak
-RSS of the app process.
+RSS of the app process; then (unless ``--no-suite``) the wall time of the whole test suite as CI runs it
+(``python -m pytest``, goal ≤ 300 s on this 2-core machine), the second budget of issue 23.
+
+Python's own byte-code cache is part of a developer's warm machine: ``PYTHONDONTWRITEBYTECODE`` in the environment
+makes every run recompile inferstack (about 0.15 s); the bench says when it is set.
 """
 
 from __future__ import annotations
@@ -70,10 +74,29 @@ def synth_once(app: str, out: Path, extra: tuple[str, ...] = ()) -> tuple[float,
     return elapsed, max(peak, before)
 
 
+#: The test-suite budget: ``make test``'s pytest on this 2-core machine, seconds.
+SUITE_GOAL_SECONDS = 300
+
+
+def suite_seconds() -> float:
+    """Wall time of the whole test suite, run as ``make test`` runs it (``python -m pytest``)."""
+    start = time.perf_counter()
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    result = subprocess.run(command, cwd=ROOT, env=ENV, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"the test suite failed:\n{result.stdout[-4000:]}")
+    print(result.stdout.strip().splitlines()[-1])
+    return elapsed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-suite", action="store_true", help="skip timing the test suite")
     args = parser.parse_args()
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("note: PYTHONDONTWRITEBYTECODE is set: every run recompiles inferstack's modules", flush=True)
     times: dict[str, list[float]] = {name: [] for name in APPS}
     peaks: dict[str, int] = {}
     work = Path(tempfile.mkdtemp(prefix="inferstack-bench-"))
@@ -96,6 +119,8 @@ def main() -> int:
     print(f"ratio   inferstack / bare = {medians[DEFAULT] / medians[BARE]:.2f}x  (goal <= 1.20x)")
     print(f"ratio   100 workloads / default = {medians[HUNDRED] / medians[DEFAULT]:.2f}x  (goal <= 3.00x)")
     print(f"peak RSS of any synth subprocess tree member: {max(peaks.values()) / 1024:.0f} MiB (ru_maxrss of children)")
+    if not args.no_suite:
+        print(f"test suite: {suite_seconds():.0f} s  (goal <= {SUITE_GOAL_SECONDS} s)", flush=True)
     return 0
 
 
