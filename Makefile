@@ -12,7 +12,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 export CDK_DISABLE_VERSION_CHECK := 1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: install synth test lint format bench schema crds flags upstream lock clean
+.PHONY: install synth test lint format bench schema crds flags images upstream lock clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -68,6 +68,10 @@ crds: install
 flags: install
 	$(PY) scripts/vendor_engine_flags.py
 	$(PY) scripts/vendor_ray_fields.py
+
+## images: re-lock the model-sync image (inferstack/images/model-sync) from the catalog's base image and packages
+images: install
+	$(PY) scripts/lock_model_sync_image.py
 
 ## upstream: copy the upstream references the conformance tests use (../shared/upstream → tests/upstream)
 upstream: install

@@ -16,6 +16,8 @@ from inferstack.config import InferstackConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = [ROOT / "inferstack.yaml", *sorted((ROOT / "examples").glob("*.yaml"))]
+#: The model-sync image tests pass where they build StorageRefs by hand (a platform passes its built asset's URI).
+SYNC_IMAGE = "registry.example.com/inferstack/model-sync:test"
 _ASSET_HASH = re.compile(r"[0-9a-f]{64}")
 
 

@@ -19,11 +19,14 @@ CONSUMER = textwrap.dedent("""
     import inferstack
     from inferstack.catalog.crds import validate_custom_resource
     from inferstack.config import ClusterConfig
+    from inferstack.constructs.model_sync import MODEL_SYNC_IMAGE_DIR
     from inferstack.stacks import ClusterStack
 
     assert "site-packages" in inferstack.__file__ or "target" in inferstack.__file__, inferstack.__file__
     assert validate_custom_resource({"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "x"},
                                      "spec": {"bogus": 1}})
+    # the model-sync image's build context ships in the wheel (StorageStack builds it as a container asset)
+    assert {p.name for p in MODEL_SYNC_IMAGE_DIR.iterdir()} >= {"Dockerfile", "requirements.txt"}, MODEL_SYNC_IMAGE_DIR
     app = cdk.App(context={"aws:cdk:disable-asset-staging": True})
     net = cdk.Stack(app, "team-network")
     vpc = ec2.Vpc(net, "Vpc", max_azs=2)

@@ -201,8 +201,10 @@ IMAGES: dict[str, str] = {
     # EKS Pod Identity to the C cloudwatch_logs output (aws/aws-for-fluent-bit PR 888, 2025-01-07). The build tag
     # 2.32.5.20250327 is the one a user's log prints in aws-for-fluent-bit issue 784; newer builds may exist (?).
     "fluent-bit": "public.ecr.aws/aws-observability/aws-for-fluent-bit:2.32.5.20250327",
-    # Model sync Job: Python + pinned huggingface_hub/boto3 (installed at job start, versions below).
-    "model-sync": "public.ecr.aws/docker/library/python:3.12.8-slim-bookworm",
+    # Base of the model-sync image inferstack builds (inferstack/images/model-sync: this Python plus the hash-locked
+    # wheels of MODEL_SYNC_PACKAGES, installed at build time — the Job installs nothing at start). Its digest could
+    # not be read offline (?).
+    "model-sync-base": "public.ecr.aws/docker/library/python:3.12.8-slim-bookworm",
     # kube-prometheus-stack's CRD upgrade Job copies its CRDs with busybox (chart default tag "latest"; pinned).
     # docker.io/library/busybox:1.37.0 — release 1.37.0 (2024-09); the tag's digest could not be checked offline.
     "busybox": "docker.io/library/busybox:1.37.0",
@@ -227,8 +229,11 @@ IMAGES: dict[str, str] = {
     "dynamo-operator": "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.4.0",
 }
 
-#: Python packages the model-sync Job installs (exact pins; hf_transfer speeds up large downloads).
+#: Python packages of the model-sync image (exact pins; hf_transfer speeds up large downloads). Their wheels, and
+#: every dependency's, are locked with sha256 in inferstack/images/model-sync/requirements.txt (``make images``).
 MODEL_SYNC_PACKAGES: tuple[str, ...] = ("huggingface_hub==2.4.0", "hf_transfer==0.1.9", "boto3==1.44.5")
+#: The CPython minor version of ``IMAGES["model-sync-base"]`` (the wheels are locked for it).
+MODEL_SYNC_PYTHON = "3.12"
 
 #: EKS add-ons for model storage (versions: the EKS default for the cluster version, like the core add-ons).
 STORAGE_ADDONS: dict[str, str | None] = {

@@ -26,6 +26,7 @@ from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps, wa
 from inferstack.constructs.observability import ServingAlerts
 from inferstack.constructs.pod import PodPlacement
 from inferstack.constructs.pod.mounts import volume_mounts
+from inferstack.constructs.validation import PropError
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
 from inferstack.plan import PodPlan, ResolvedModel, ResolvedWorkload
 from inferstack.plan.bench import ResolvedBench
@@ -43,6 +44,12 @@ class StorageRefs:
     fsx_import_prefix: str = "models/"
     fsx_path: str = "/models"
     mount_cache_gib: int = 10
+    sync_image: str | None = None
+    """The model-sync Jobs' image (the built container asset's URI, or ``storage.model_sync_image``); required
+    where a model is synced."""
+    sync_image_identity: str | None = None
+    """What changes with ``sync_image`` when it is a token (the asset's content hash); see
+    :attr:`~inferstack.constructs.model_sync.ModelSyncJobProps.image_identity`."""
 
 
 def fsx_model_path(model: ModelConfig, refs: StorageRefs) -> str:
@@ -253,6 +260,10 @@ class WorkloadChart(cdk8s.Chart):
         workload, model, suffix = resolved.config, resolved_model.config, resolved_model.suffix
         token = (model.hf_token_secret.name, model.hf_token_secret.key) if model.hf_token_secret else None
         if resolved_model.sync and refs.bucket:
+            if refs.sync_image is None:
+                raise PropError(
+                    f"workload {workload.name!r}: a synced model needs StorageRefs.sync_image (its Job's image)"
+                )
             ModelSyncJob(
                 self,
                 f"model-sync{suffix}",
@@ -264,6 +275,8 @@ class WorkloadChart(cdk8s.Chart):
                     prefix=model.bucket_prefix,
                     region=refs.region,
                     model_id=model.id,
+                    image=refs.sync_image,
+                    image_identity=refs.sync_image_identity,
                     revision=model.revision,
                     hf_token_secret=token,
                     placement=SYSTEM_BATCH_PLACEMENT,

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.config.base import StrictModel
-from inferstack.config.types import AvailabilityZone
+from inferstack.config.types import AvailabilityZone, PinnedImage
 
 _IP_LIKE = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
 _BUCKET = re.compile(r"^(?!xn--)(?!.*-s3alias$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
@@ -187,3 +187,8 @@ class StorageConfig(StrictModel):
     exists fails the deploy ("Addon already exists"). The roles are still created (stack outputs
     ``<Driver>RoleArn``): associate them with the drivers' service accounts (``s3-csi-driver-sa``,
     ``fsx-csi-controller-sa`` in kube-system) yourself. Default true."""
+    model_sync_image: PinnedImage | None = None
+    """The image the model-sync Jobs run, pinned by tag or digest: Python 3 with ``huggingface_hub`` and ``boto3``
+    importable (the Job runs ``python /scripts/model_sync.py`` and installs nothing). Default none: ``cdk deploy``
+    builds inferstack's own (``inferstack/images/model-sync``: the catalog's Python image and hash-locked wheels) as
+    a container asset, which needs Docker on the deploying machine — set this to deploy without it."""

@@ -144,16 +144,23 @@ AccountId = Annotated[str, AfterValidator(_check_account)]
 PrincipalArn = Annotated[str, AfterValidator(_check_principal)]
 
 
-_PINNED_IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha256:[a-f0-9]{64})$")
+_PINNED_IMAGE = re.compile(
+    r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(?P<tag>:[A-Za-z0-9._-]+)?(?P<digest>@sha256:[a-f0-9]{64})?$"
+)
 
 
 def _check_pinned_image(value: str) -> str:
-    if not _PINNED_IMAGE.match(value) or value.endswith(":latest"):
+    match = _PINNED_IMAGE.match(value)
+    pinned = match is not None and (match["digest"] or (match["tag"] and match["tag"] != ":latest"))
+    if not pinned:
         raise PydanticCustomError(
-            "image", "not a pinned image reference — registry/repo:tag (not latest) or registry/repo@sha256:digest"
+            "image",
+            "not a pinned image reference — registry/repo:tag (not latest), registry/repo@sha256:digest or "
+            "registry/repo:tag@sha256:digest",
         )
     return value
 
 
-#: A container image pinned by tag or digest (``registry/repository:tag``; ``latest`` moves, so it is refused).
+#: A container image pinned by tag or digest or both (``registry/repository:tag``, ``…@sha256:…``; ``latest`` moves,
+#: so it is refused unless a digest pins it).
 PinnedImage = Annotated[str, AfterValidator(_check_pinned_image)]

@@ -71,6 +71,7 @@ def script_job(
     scratch_gib: int,
     placement: PodPlacement = BATCH_PLACEMENT,
     fs_group: int | None = None,
+    identity: Sequence[str] = (),
 ) -> k8s.KubeJob:
     """A ConfigMap holding the script (mounted read-only at ``/scripts``) and a Job running ``container``:
     never restarted in place, where ``placement`` says (default :data:`BATCH_PLACEMENT`: the ``inferstack-batch``
@@ -80,7 +81,9 @@ def script_job(
     ``script``: anything else is refused (:class:`~inferstack.constructs.validation.PropError`).
 
     Both objects are named ``<name>-<hash>`` of the script and the whole pod template (:func:`content_name`), so
-    any change to what the Job runs creates a new Job instead of failing on the immutable template."""
+    any change to what the Job runs creates a new Job instead of failing on the immutable template. CDK tokens are
+    masked in that hash, so what a token stands for and may change (a container asset's content hash) comes in as
+    ``identity``: plain strings hashed with the rest, not rendered. Default none."""
     text = script(script_name)
     volumes = [
         *volumes,
@@ -115,7 +118,7 @@ def script_job(
     )
     placement.patch_affinity(job, "/spec/template/spec")
     rendered = job.to_json()["spec"]
-    job_name = content_name(name, text, rendered)
+    job_name = content_name(name, text, rendered, *identity)
     config_map = f"{job_name}-script"
     script_volume = next(i for i, v in enumerate(rendered["template"]["spec"]["volumes"]) if v["name"] == "script")
     job.add_json_patch(

@@ -49,7 +49,11 @@ def port_name(owner: str, prop: str, value: str) -> None:
 
 
 def pinned_image(owner: str, prop: str, value: str) -> None:
-    """An image pinned by tag or digest (never ``latest`` or untagged: a restart could pull something else)."""
+    """An image pinned by tag or digest (never ``latest`` or untagged: a restart could pull something else). A CDK
+    token is taken as pinned: it resolves at deploy, e.g. to a container asset's URI, tagged with the asset's
+    content hash."""
+    if _TOKEN.search(value):
+        return
     reference = value.split("@", 1)
     if len(reference) == 2 and reference[1].startswith("sha256:"):
         return

@@ -13,6 +13,7 @@ from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
@@ -23,6 +24,7 @@ from constructs import Construct
 from inferstack.catalog.models import TOKENIZER_FILES
 from inferstack.catalog.versions import STORAGE_ADDON_SERVICE_ACCOUNTS, STORAGE_ADDONS
 from inferstack.config.storage import BucketEncryption, FsxConfig, FsxDeploymentType, ModelBucketConfig, StorageConfig
+from inferstack.constructs.model_sync import MODEL_SYNC_IMAGE_DIR
 from inferstack.plan import ResolvedWorkload
 from inferstack.stacks.cluster_refs import cluster_security_group_id
 from inferstack.stacks.nag import acknowledge, nag_render
@@ -96,6 +98,7 @@ class StorageStack(cdk.Stack):
         if storage.model_bucket is not None:
             self.bucket = self._model_bucket(storage.model_bucket)
         self._exports: dict[str, str] = {}
+        self._sync_image: ecr_assets.DockerImageAsset | None = None
         self.file_system: fsx.LustreFileSystem | None = None
         if storage.fsx is not None:
             self.file_system = self._file_system(storage.fsx, vpc)
@@ -110,6 +113,27 @@ class StorageStack(cdk.Stack):
                 "aws-fsx-csi-driver", [iam.PolicyStatement(actions=["fsx:DescribeFileSystems"], resources=["*"])]
             )
             acknowledge(role, "IAM5", FSX_DESCRIBE, ("Resource::*",))
+
+    @property
+    def model_sync_image(self) -> str:
+        """The image of the model-sync Jobs: ``storage.model_sync_image``, else inferstack's own built from
+        ``inferstack/images/model-sync`` as a container asset of this stack (created on first use; ``cdk deploy``
+        builds it with Docker and pushes it to the bootstrap repository, which the nodes' ECR policies may pull
+        from). Its tag is the build context's content hash."""
+        if self.config.model_sync_image is not None:
+            return self.config.model_sync_image
+        if self._sync_image is None:
+            self._sync_image = ecr_assets.DockerImageAsset(
+                self, "ModelSyncImage", directory=str(MODEL_SYNC_IMAGE_DIR), platform=ecr_assets.Platform.LINUX_AMD64
+            )
+        return self._sync_image.image_uri
+
+    @property
+    def model_sync_image_identity(self) -> str | None:
+        """What changes with :attr:`model_sync_image`: the built asset's content hash (its URI is a token), or None
+        for a configured image (its text is the identity)."""
+        self.model_sync_image  # noqa: B018 - creates the asset when it is inferstack's own
+        return self._sync_image.asset_hash if self._sync_image is not None else None
 
     # -- bucket --------------------------------------------------------------------------------------------------
     def _model_bucket(self, config: ModelBucketConfig) -> s3.IBucket:

@@ -56,6 +56,7 @@ def storage_refs(config: InferstackConfig, storage: StorageStack | None) -> Stor
     if storage is None:
         return StorageRefs(region=cdk.Aws.REGION, mount_cache_gib=config.storage.mount_cache_gib)
     fsx, file_system = config.storage.fsx, storage.file_system
+    syncs = _syncs(config)
     return StorageRefs(
         region=cdk.Aws.REGION,
         bucket=storage.bucket.bucket_name if storage.bucket is not None else None,
@@ -65,7 +66,14 @@ def storage_refs(config: InferstackConfig, storage: StorageStack | None) -> Stor
         fsx_import_prefix=fsx.import_prefix if fsx else "models/",
         fsx_path=fsx.file_system_path if fsx else "/models",
         mount_cache_gib=config.storage.mount_cache_gib,
+        sync_image=storage.model_sync_image if syncs else None,
+        sync_image_identity=storage.model_sync_image_identity if syncs else None,
     )
+
+
+def _syncs(config: InferstackConfig) -> bool:
+    """Whether any workload copies a model into the bucket (a model-sync Job needs its image)."""
+    return any(model.sync for workload in resolve(config).workloads for model in workload.models)
 
 
 def render_workloads(

@@ -11,6 +11,7 @@ from inferstack.config import ConfigError, parse_config
 from inferstack.config.kinds import kind_of
 from inferstack.plan import resolve
 from inferstack.rules import evaluate
+from tests.synth import SYNC_IMAGE
 
 POOLS = {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]}
 QWEN = {"id": "Qwen/Qwen3-8B"}
@@ -117,7 +118,9 @@ def test_flags_a_typed_field_owns_are_refused():
 
 def _chart(data: dict) -> list[dict]:
     (resolved,) = resolve(parse_config(data)).workloads
-    refs = StorageRefs(region="us-east-1", bucket="b", fsx_id="fs-1", fsx_dns_name="d", fsx_mount_name="m")
+    refs = StorageRefs(
+        region="us-east-1", bucket="b", fsx_id="fs-1", fsx_dns_name="d", fsx_mount_name="m", sync_image=SYNC_IMAGE
+    )
     return kind_of(resolved.config).chart(cdk8s.App(), "w", resolved, refs).to_json()
 
 

@@ -14,13 +14,16 @@ from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, load_config, parse_config
 from inferstack.gates.references import selector_matches
 from inferstack.stacks.workloads import render_workloads
+from tests.synth import SYNC_IMAGE
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aibrix-lora.yaml"
 
 
 @pytest.fixture(scope="module")
 def objects() -> list[dict]:
-    (item,) = render_workloads(load_config(EXAMPLE), None, StorageRefs(region="us-east-1", bucket="models"))
+    (item,) = render_workloads(
+        load_config(EXAMPLE), None, StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE)
+    )
     return item.manifest
 
 

@@ -11,6 +11,7 @@ import pytest
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, load_config, parse_config
 from inferstack.stacks.workloads import render_workloads
+from tests.synth import SYNC_IMAGE
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 POOLS = {
@@ -26,7 +27,9 @@ def objects() -> dict[str, list[dict]]:
     rendered = {}
     for name in ("sglang-structured", "tgi", "ollama-cpu"):
         config = load_config(EXAMPLES / f"{name}.yaml")
-        (item,) = render_workloads(config, None, StorageRefs(region="us-east-1", bucket="models"))
+        (item,) = render_workloads(
+            config, None, StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE)
+        )
         rendered[name] = item.manifest
     return rendered
 

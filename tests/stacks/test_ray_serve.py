@@ -10,6 +10,7 @@ import yaml
 from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE
 from inferstack.catalog.ray import config_problems
 from inferstack.config import ConfigError, parse_config
+from tests.synth import SYNC_IMAGE
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 
@@ -295,7 +296,9 @@ def test_the_chart_checks_what_it_renders(monkeypatch):
     original = ray_serve.llm_config
     monkeypatch.setattr(ray_serve, "llm_config", lambda *a, **k: {**original(*a, **k), "num_replicas": 2})
     with pytest.raises(ray_serve.RayServeConfigError, match=r"num_replicas: not a field of Ray 2\.58\.0 LLMConfig"):
-        ray_serve.RayServeChart(cdk8s.App(), "c", resolved, StorageRefs(region="us-east-1", bucket="b"))
+        ray_serve.RayServeChart(
+            cdk8s.App(), "c", resolved, StorageRefs(region="us-east-1", bucket="b", sync_image=SYNC_IMAGE)
+        )
 
 
 def test_an_accelerator_type_is_declared_on_the_worker_groups():
@@ -309,7 +312,9 @@ def test_an_accelerator_type_is_declared_on_the_worker_groups():
     model = {**QWEN, "accelerator_type": "L40S"}
     data = {"compute": POOLS, "workloads": [{"name": "chat", "kind": "ray_serve", "pool": "l40s", "models": [model]}]}
     (resolved,) = resolve(parse_config(data)).workloads
-    objects = ray_serve.RayServeChart(cdk8s.App(), "c", resolved, StorageRefs(region="us-east-1", bucket="b")).to_json()
+    objects = ray_serve.RayServeChart(
+        cdk8s.App(), "c", resolved, StorageRefs(region="us-east-1", bucket="b", sync_image=SYNC_IMAGE)
+    ).to_json()
     (service,) = [o for o in objects if o["kind"] == "RayService"]
     (group,) = service["spec"]["rayClusterConfig"]["workerGroupSpecs"]
     assert group["resources"] == {"accelerator_type:L40S": "1"}

@@ -11,6 +11,7 @@ from inferstack.charts.workload import StorageRefs
 from inferstack.config import parse_config
 from inferstack.stacks import workloads as workloads_module
 from inferstack.stacks.workloads import shard_workloads
+from tests.synth import SYNC_IMAGE
 
 
 def items(*sizes: int) -> list:
@@ -86,7 +87,9 @@ def test_250_workloads_fit_cloudformation(synth_config):
 
 
 #: What the storage stack would give (a bucket name of CloudFormation's length), without CDK stacks.
-PLACEHOLDER_REFS = StorageRefs(region="us-west-2", bucket="inferstack-storage-modelbucket0123456789ab-0123456789ab")
+PLACEHOLDER_REFS = StorageRefs(
+    region="us-west-2", bucket="inferstack-storage-modelbucket0123456789ab-0123456789ab", sync_image=SYNC_IMAGE
+)
 
 
 def _copies(count: int, namespaces: int = 5) -> dict:
