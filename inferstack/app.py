@@ -11,26 +11,20 @@ import aws_cdk as cdk
 from inferstack.config import ConfigError, InferstackConfig, load_config
 from inferstack.constructs.custom_resource import CustomResourceError
 from inferstack.constructs.validation import PropError
-from inferstack.rules import RuleViolationError, enforce
-from inferstack.stacks.nag import add_nag
+from inferstack.rules import RuleViolationError
 from inferstack.stacks.platform import Platform, build_platform
 
 DEFAULT_CONFIG = "inferstack.yaml"
 
 
 def build_app(config: InferstackConfig, app: cdk.App | None = None, *, nag: bool = True) -> tuple[cdk.App, Platform]:
-    """Check ``config`` against every rule, then add the platform's stacks to ``app`` (a new one by default).
+    """Add the platform's stacks to ``app`` (a new one by default) with :func:`build_platform`, which checks
+    ``config`` against every rule first and runs cdk-nag at synth (``nag``, default True).
 
     Raises :class:`RuleViolationError` before any construct is created if a rule fails.
     """
-    report = enforce(config)
-    for finding in report.warnings:
-        print(f"warning: {finding}", file=sys.stderr)
     app = app or cdk.App()
-    platform = build_platform(app, config)
-    if nag:
-        add_nag(app)
-    return app, platform
+    return app, build_platform(app, config, nag=nag)
 
 
 def _context_flag(app: cdk.App, key: str, default: bool) -> bool:

@@ -7,9 +7,11 @@ a node group role), never to a whole stack, so a new finding elsewhere still fai
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import aws_cdk as cdk
+import jsii
 from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
@@ -34,9 +36,41 @@ KUBECTL_RUNTIME = (
 )
 
 
-def add_nag(app: IConstruct) -> None:
-    """Run cdk-nag's AwsSolutions pack over ``app`` at synth; any unacknowledged finding fails synth."""
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+@jsii.implements(cdk.IPolicyValidationPlugin)
+class ScopedAwsSolutions:
+    """cdk-nag's AwsSolutions pack over some stacks only (a validation plugin always sees its whole App or Stage):
+    inferstack judges the stacks it adds, not a team's own stacks beside them in the same app."""
+
+    def __init__(self, stacks: Sequence[cdk.Stack]) -> None:
+        self._pack = AwsSolutionsChecks()
+        self._stacks = list(stacks)
+
+    @property
+    def name(self) -> str:
+        """The report's plugin name (cdk-nag's)."""
+        return str(self._pack.name)
+
+    @property
+    def rule_ids(self) -> list[str] | None:
+        """Not reported (analytics only)."""
+        return None
+
+    @property
+    def version(self) -> str | None:
+        """Not reported."""
+        return None
+
+    def validate(self, context: cdk.IPolicyValidationContext) -> cdk.PolicyValidationPluginReport:
+        """The pack's violations in :attr:`_stacks` (acknowledgements applied by cdk-nag)."""
+        violations = [v for stack in self._stacks for v in self._pack.validate_scope(stack).violations]
+        return cdk.PolicyValidationPluginReport(success=not violations, violations=violations)
+
+
+def add_nag(app: IConstruct, stacks: Sequence[cdk.Stack] | None = None) -> None:
+    """Run cdk-nag's AwsSolutions pack at synth over ``stacks`` (default: everything under ``app``, an App or
+    Stage); any unacknowledged finding fails synth."""
+    plugin = AwsSolutionsChecks(app) if stacks is None else ScopedAwsSolutions(stacks)
+    cdk.Validations.of(app).add_plugins(plugin)
 
 
 def nag_render(value: Any) -> str:

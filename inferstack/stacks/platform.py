@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import aws_cdk as cdk
@@ -10,8 +11,10 @@ from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
 from inferstack.config.model import InferstackConfig
+from inferstack.rules import enforce
 from inferstack.stacks.cluster import ClusterStack
 from inferstack.stacks.compute import ComputeStack
+from inferstack.stacks.nag import add_nag
 from inferstack.stacks.network import NetworkStack
 from inferstack.stacks.storage import StorageStack
 from inferstack.stacks.workloads import (
@@ -56,14 +59,23 @@ def build_platform(
     vpc: ec2.IVpc | None = None,
     cluster: eks.ICluster | None = None,
     cluster_name: str | None = None,
+    nag: bool = True,
 ) -> Platform:
-    """Add the platform's stacks to ``scope`` (an App or Stage).
+    """Add the platform's stacks to ``scope`` (an App or Stage), after the same checks ``cdk synth`` of app.py and
+    ``inferstack check`` run: every rule first (:class:`~inferstack.rules.RuleViolationError`, listing every
+    error with its config path, before any construct is created; warnings are printed on stderr), then, with
+    ``nag`` (default True), cdk-nag's AwsSolutions pack over the stacks it adds at synth (an unacknowledged finding
+    fails ``app.synth()``; a team's own stacks in the same app are not judged). There is no way around the rules
+    but the config's own ``acknowledge``.
 
     By default inferstack builds the network and the cluster (``<name>-network``, ``<name>-cluster``). Pass a
     team's own ``vpc``, ``cluster`` (with a kubectl provider and the EKS Pod Identity agent) and its literal
     ``cluster_name`` to add only the compute, storage and workloads stacks onto them; the first workloads stack
     then also applies inferstack's PriorityClasses.
     """
+    report = enforce(config)
+    for finding in report.warnings:
+        print(f"warning: {finding}", file=sys.stderr)
     own = (vpc, cluster, cluster_name)
     if any(v is not None for v in own) and not all(v is not None for v in own):
         raise ValueError("build_platform: pass vpc, cluster and cluster_name together (a team's own cluster), or none")
@@ -150,4 +162,12 @@ def build_platform(
         cdk.Tags.of(stack).add(PLATFORM_TAG, config.name)
         for key, value in sorted(config.tags.items()):
             cdk.Tags.of(stack).add(key, value)
+    if nag:
+        add_nag(_stage_of(scope), platform.stacks)
     return platform
+
+
+def _stage_of(scope: Construct) -> Construct:
+    """The App or Stage ``scope`` is in (validation plugins register there)."""
+    stage = cdk.Stage.of(scope)
+    return stage if stage is not None else scope
