@@ -197,6 +197,7 @@ def _check(config_path: str) -> int:
                 fsx_id="fs-0123456789abcdef0",
                 fsx_dns_name="fsx.example",
                 fsx_mount_name="mount",
+                sync_image=config.storage.model_sync_image or "registry.invalid/inferstack/model-sync:check",
             )
             render_workloads(config, None, placeholders)
         except ConfigError as exc:
