@@ -23,6 +23,7 @@ from inferstack.plan import ResolvedPlatform, ResolvedPool, ResolvedWorkload, re
 from inferstack.plan.network import network_flows
 from inferstack.plan.runtime_paths import RuntimePaths
 from inferstack.rules import Finding, Rule, evaluate
+from tests.synth import SYNC_IMAGE
 
 
 class EchoWorkloadConfig(SingleModelWorkload):
@@ -149,7 +150,9 @@ def test_a_registered_kind_is_configured_planned_judged_and_rendered(echo_kind):
     bad = parse_config({**CONFIG, "workloads": [CONFIG["workloads"][0], {**CONFIG["workloads"][1], "port": 80}]})
     assert [f.rule for f in evaluate(bad).errors] == ["ECHO-PORT"]
 
-    objects = EchoChart(cdk8s.App(), "echo", echo, StorageRefs(region="us-east-1", bucket="b")).to_json()
+    objects = EchoChart(
+        cdk8s.App(), "echo", echo, StorageRefs(region="us-east-1", bucket="b", sync_image=SYNC_IMAGE)
+    ).to_json()
     (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "registry.example.com/echo:1.0.0"

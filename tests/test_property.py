@@ -25,7 +25,7 @@ from inferstack.config import ConfigError, load_config, parse_config
 from inferstack.constructs.validation import PropError
 from inferstack.rules import evaluate
 from inferstack.stacks.workloads import render_workloads
-from tests.synth import ROOT
+from tests.synth import ROOT, SYNC_IMAGE
 
 CONFIG_FILES = sorted([ROOT / "inferstack.yaml", *(ROOT / "examples").glob("*.yaml")])
 CONFIGS = {path.stem: yaml.safe_load(path.read_text()) for path in CONFIG_FILES}
@@ -104,7 +104,14 @@ def _named(error: ConfigError) -> None:
         assert "function-after" not in problem.path and "[key]" not in problem.path, problem
 
 
-REFS = StorageRefs(region="us-east-1", bucket="models", fsx_id="fs-0", fsx_dns_name="fs.local", fsx_mount_name="m")
+REFS = StorageRefs(
+    region="us-east-1",
+    bucket="models",
+    fsx_id="fs-0",
+    fsx_dns_name="fs.local",
+    fsx_mount_name="m",
+    sync_image=SYNC_IMAGE,
+)
 
 
 @SETTINGS

@@ -7,7 +7,12 @@ Merge: mappings key by key; lists whose items all carry a ``name`` (containers, 
 volumeMounts, ports) item by item on ``name``, the way ``kubectl``'s strategic merge does — so a patch adds one env
 var without restating the container; any other value replaces. Fields other objects, the plan or the rules depend on
 (names, namespaces, selectors, replica counts, group size) cannot be overridden: each names the config field that
-owns it."""
+owns it.
+
+Refused (:mod:`inferstack.charts.override_refusals`): exposure (a Service type LoadBalancer or NodePort,
+``externalIPs``) and identity (a pod's ServiceAccount, its API token) unless ``override_acknowledgements`` gives the
+reason for that path; what Pod Security baseline refuses at admission, and a label a rendered selector uses, always.
+An acknowledgement that no refusal needs is itself an error."""
 
 from __future__ import annotations
 
@@ -20,6 +25,16 @@ import kubernetes_validate
 from constructs import Construct
 
 from inferstack.catalog.crds import is_custom_resource, validate_custom_resource
+from inferstack.charts.override_refusals import (
+    ACKNOWLEDGEMENTS,
+    Ground,
+    Refusal,
+    format_steps,
+    named_items,
+    nodes,
+    pod_selectors,
+    refusals,
+)
 from inferstack.config.errors import ConfigError, Problem
 from inferstack.constructs.dynamo import graph_version_problems
 
@@ -33,10 +48,6 @@ PROTECTED: dict[tuple[str, ...], str] = {
 }
 
 
-def _named_items(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(i, dict) and "name" in i for i in value)
-
-
 def merge(base: Any, patch: Any) -> Any:
     """``patch`` merged into a copy of ``base``: mappings key by key, lists of named items by ``name`` (new names
     appended), anything else replaced."""
@@ -45,7 +56,7 @@ def merge(base: Any, patch: Any) -> Any:
         for key, value in patch.items():
             merged[key] = merge(merged[key], value) if key in merged else copy.deepcopy(value)
         return merged
-    if _named_items(base) and _named_items(patch):
+    if named_items(base) and named_items(patch):
         items = [copy.deepcopy(i) for i in base]
         index = {i["name"]: n for n, i in enumerate(items)}
         for item in patch:
@@ -95,21 +106,76 @@ def _operator_problems(obj: Mapping[str, Any]) -> list[str]:
     return check(obj) if check else []
 
 
+#: Why a refusal of these grounds has no acknowledgement.
+_UNACKNOWLEDGEABLE = {
+    Ground.POD_SECURITY: "Pod Security baseline refuses the pod at admission whatever the reason; change the override",
+    Ground.SELECTOR: "a selector that no longer matches its pods is broken whatever the reason; keep the label",
+}
+
+
+def _acknowledgement_problems(
+    overrides: Mapping[str, Mapping[str, Any]],
+    acknowledgements: Mapping[str, str],
+    where: str,
+    refused: Mapping[str, Refusal],
+    judged: set[str],
+) -> list[Problem]:
+    """An acknowledgement of a path no override sets, of one no refusal needs, or of one that cannot be."""
+    set_paths = {format_steps((key, *n.steps)) for key, patch in overrides.items() for n in nodes(patch, None, None)}
+    wanting = sorted(p for p, r in refused.items() if r.ground.acknowledgeable and p not in acknowledgements)
+    problems: list[Problem] = []
+    for acknowledged in acknowledgements:
+        refusal = refused.get(acknowledged)
+        owner = max(
+            (k for k in overrides if acknowledged == k or acknowledged.startswith(f"{k}.")), key=len, default=""
+        )
+        if refusal is not None and refusal.ground.acknowledgeable:
+            continue
+        if refusal is not None:
+            message = f"cannot be acknowledged — {_UNACKNOWLEDGEABLE[refusal.ground]}"
+        elif owner and owner not in judged:
+            continue  # its override has problems of its own to fix first
+        elif acknowledged in set_paths:
+            message = (
+                "needs no acknowledgement — only an override that exposes the workload (a Service type LoadBalancer "
+                "or NodePort, externalIPs) or changes its pods' identity (serviceAccountName, serviceAccount, "
+                "automountServiceAccountToken: true) does; remove it"
+            )
+        else:
+            valid = f"acknowledge {', '.join(wanting)}" if wanting else "remove it"
+            message = f"no override sets this path — {valid}"
+        problems.append(Problem(f"{where}.{acknowledged}", message))
+    return problems
+
+
 def apply_overrides(
-    scope: Construct, overrides: Mapping[str, Mapping[str, Any]], path: str, kubernetes_version: str
+    scope: Construct,
+    overrides: Mapping[str, Mapping[str, Any]],
+    path: str,
+    kubernetes_version: str,
+    *,
+    acknowledgements: Mapping[str, str] | None = None,
 ) -> None:
     """Deep-merge ``overrides[key]`` into the object of ``scope`` that ``key`` names (``Kind`` or ``Kind/name``).
 
-    :raises ConfigError: a key that names no object or several, a patch that changes ``apiVersion``/``kind``, or
-        a merged object its schema rejects — each with the config path.
+    :param path: the config path of ``overrides``, e.g. ``workloads[0].overrides``.
+    :param acknowledgements: the same workload's ``override_acknowledgements`` (a path relative to ``overrides`` →
+        why); their problems are named beside ``path``. Default none.
+    :raises ConfigError: a key that names no object or several, a patch that changes ``apiVersion``/``kind``, a
+        merged object its schema rejects, a value :mod:`~inferstack.charts.override_refusals` refuses (and no
+        acknowledgement accepts), an acknowledgement that no refusal needs — each with the config path.
     """
-    if not overrides:
+    acknowledgements = acknowledgements or {}
+    if not overrides and not acknowledgements:
         return
     objects = _objects(scope)
     rendered = {id(o): o.to_json() for o in objects}
+    selectors = pod_selectors(rendered.values())
     valid = sorted({o.kind for o in objects} | {f"{o.kind}/{o.name}" for o in objects})
     problems: list[Problem] = []
     claimed: dict[int, str] = {}
+    refused: dict[str, Refusal] = {}
+    judged: set[str] = set()
     for key, patch in overrides.items():
         where = f"{path}.{key}"
         kind, _, name = key.partition("/")
@@ -140,8 +206,18 @@ def apply_overrides(
         if errors:
             problems += [Problem(where, f"the merged {key} is not valid: {error}") for error in errors]
             continue
+        judged.add(key)
+        found = refusals(target.kind, patch, merged, rendered[id(target)], selectors)
+        refused.update({f"{key}.{r.path}": r for r in found})
+        unaccepted = [r for r in found if not (r.ground.acknowledgeable and f"{key}.{r.path}" in acknowledgements)]
+        if unaccepted:
+            problems += [Problem(f"{where}.{r.path}", r.message(key)) for r in unaccepted]
+            continue
         for field, value in merged.items():
             if field not in ("apiVersion", "kind"):
                 target.add_json_patch(cdk8s.JsonPatch.add(f"/{field}", value))
+    parent = path.rpartition(".")[0]
+    where = f"{parent}.{ACKNOWLEDGEMENTS}" if parent else ACKNOWLEDGEMENTS
+    problems += _acknowledgement_problems(overrides, acknowledgements, where, refused, judged)
     if problems:
         raise ConfigError("overrides", problems)

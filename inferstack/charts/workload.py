@@ -163,7 +163,13 @@ class WorkloadChart(cdk8s.Chart):
             ServingAlerts(self, "alerts", served)
         if resolved.bench is not None and refs.bucket:
             self._bench(resolved, resolved.bench, refs, labels)
-        apply_overrides(self, workload.overrides, f"{resolved.path}.overrides", kubernetes_version)
+        apply_overrides(
+            self,
+            workload.overrides,
+            f"{resolved.path}.overrides",
+            kubernetes_version,
+            acknowledgements=workload.override_acknowledgements,
+        )
 
     def _bench(
         self, resolved: ResolvedWorkload, bench: ResolvedBench, refs: StorageRefs, labels: dict[str, str]

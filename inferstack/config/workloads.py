@@ -6,7 +6,7 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import AcceleratorKind
@@ -36,6 +36,19 @@ _IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 #: A served model name: printable, no whitespace (it is a command-line value and a JSON string clients send).
 _SERVED_NAME = re.compile(r"^[^\s\x00-\x1f\x7f]{1,256}$")
+
+
+def _reason(value: str) -> str:
+    if len(value.strip()) < 10:
+        raise PydanticCustomError(
+            "acknowledgement_reason",
+            "a reason is required — at least 10 characters on why this override is meant, as for acknowledge[].reason",
+        )
+    return value
+
+
+#: Why an override is meant (``override_acknowledgements``): at least 10 characters besides white space.
+AcknowledgementReason = Annotated[str, AfterValidator(_reason)]
 
 
 class ModelSourceType(StrEnum):
@@ -271,6 +284,13 @@ class WorkloadBase(StrictModel):
     replaces), then validated against the object's schema — an unknown field is an error. Keys are the object's
     ``Kind`` (e.g. ``Deployment``, ``Service``, ``LeaderWorkerSet``) or ``Kind/name`` when the workload renders
     several of that kind (its Jobs). Default none."""
+    override_acknowledgements: dict[str, AcknowledgementReason] = Field(default_factory=dict)
+    """Overrides meant despite exposing the workload or changing its pods' identity: the override's path relative
+    to ``overrides`` (as its error names it, e.g. ``Service.spec.type``) → why, at least 10 characters. Without one,
+    these are refused: a Service ``type`` LoadBalancer or NodePort, ``externalIPs``, a pod's ``serviceAccountName``
+    or ``serviceAccount``, ``automountServiceAccountToken: true``. What Pod Security baseline refuses, and a label a
+    selector uses, cannot be acknowledged; an acknowledgement of a path that no override sets, or that needs none, is
+    an error. Default none."""
 
     @field_validator("service_account")
     @classmethod

@@ -120,7 +120,7 @@ def test_batch_jobs_take_a_placement_and_it_names_the_job():
         chart = cdk8s.Chart(cdk8s.App(), "c")
         props = ModelSyncJobProps(
             name="m", namespace="ns", service_account="sa", bucket="b", prefix="p/", region="us-west-2",
-            model_id="org/x", placement=placement,
+            model_id="org/x", image="registry.example.com/sync:1", placement=placement,
         )  # fmt: skip
         job = ModelSyncJob(chart, "sync", props)
         return job.job_name, _spec(chart.to_json(), "Job")["template"]["spec"]

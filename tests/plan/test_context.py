@@ -22,6 +22,7 @@ from inferstack.plan.served import engines, sizing_for
 from inferstack.rules import evaluate
 from inferstack.rules.base import Finding, Rule
 from inferstack.stacks.workloads import render_workloads
+from tests.synth import SYNC_IMAGE
 
 ROOT = Path(__file__).resolve().parents[2]
 QWEN3_CONTEXT = 40_960  # Qwen/Qwen3-8B max_position_embeddings
@@ -130,7 +131,7 @@ def test_every_kind_renders_the_plans_length(example: str):
     data = _without_lengths(yaml.safe_load((ROOT / "examples" / f"{example}.yaml").read_text()))
     config = parse_config(data)
     expected = {default_max_model_len(config, served) for _, served in engines(config)}
-    rendered = render_workloads(config, None, StorageRefs(region="us-east-1", bucket="models"))
+    rendered = render_workloads(config, None, StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE))
     found = {int(m) for item in rendered for m in _LENGTH.findall(json.dumps(item.manifest))}
     assert found == expected, f"{example}: rendered {found}, planned {expected}"
 

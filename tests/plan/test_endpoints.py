@@ -10,11 +10,12 @@ from inferstack.config import parse_config
 from inferstack.config.kinds import kind_of
 from inferstack.plan import resolve
 from inferstack.plan.endpoints import endpoint_of
+from tests.synth import SYNC_IMAGE
 
 POOLS = {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]}
 QWEN = {"id": "Qwen/Qwen3-8B"}
 MOUNTED = {**QWEN, "source": {"type": "s3_mount"}}
-REFS = StorageRefs(region="us-east-1", bucket="b")
+REFS = StorageRefs(region="us-east-1", bucket="b", sync_image=SYNC_IMAGE)
 
 
 def _served(workload: dict) -> tuple[tuple[str, ...], list[str]]:
