@@ -16,10 +16,11 @@ export AWS_EC2_METADATA_DISABLED := true
 
 install: $(VENV)/.installed node_modules/.installed
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
 # checkov (the second scanner of the test suite) in its own venv: it downgrades boto3/botocore beside ours.

@@ -25,6 +25,8 @@ CONSUMER = textwrap.dedent("""
     assert "site-packages" in inferstack.__file__ or "target" in inferstack.__file__, inferstack.__file__
     assert validate_custom_resource({"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "x"},
                                      "spec": {"bogus": 1}})
+    from importlib import resources
+    assert resources.files("inferstack").joinpath("py.typed").is_file()  # PEP 561: type checkers read our hints
     # the model-sync image's build context ships in the wheel (StorageStack builds it as a container asset)
     assert {p.name for p in MODEL_SYNC_IMAGE_DIR.iterdir()} >= {"Dockerfile", "requirements.txt"}, MODEL_SYNC_IMAGE_DIR
     app = cdk.App(context={"aws:cdk:disable-asset-staging": True})
