@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,12 +12,12 @@ import aws_cdk as cdk
 from inferstack.app import build_app
 from inferstack.cli import kubernetes_objects
 from inferstack.config import InferstackConfig, load_config
+from inferstack.testing import normalized as normalized
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = [ROOT / "inferstack.yaml", *sorted((ROOT / "examples").glob("*.yaml"))]
 #: The model-sync image tests pass where they build StorageRefs by hand (a platform passes its built asset's URI).
 SYNC_IMAGE = "registry.example.com/inferstack/model-sync:test"
-_ASSET_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 def cdk_context() -> dict[str, Any]:
@@ -67,8 +66,3 @@ def synthesize(config: InferstackConfig, *, nag: bool = True) -> Synthesized:
 
 def synthesize_file(path: Path) -> Synthesized:
     return synthesize(load_config(path))
-
-
-def normalized(template: dict[str, Any]) -> dict[str, Any]:
-    """The template with content hashes of assets replaced, so snapshots change only when the template does."""
-    return json.loads(_ASSET_HASH.sub("<asset-hash>", json.dumps(template, sort_keys=True)))

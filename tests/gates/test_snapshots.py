@@ -1,4 +1,5 @@
-"""GATE: syrupy snapshots of everything the platform deploys, shaped for review in pull requests.
+"""GATE: syrupy snapshots of everything the platform deploys, shaped for review in pull requests (the shaping is
+:mod:`inferstack.testing`'s, which library users run on their own configs):
 
 * every CloudFormation template as JSON, with each Kubernetes manifest replaced by a reference to its own snapshot
   and each Helm release's values parsed (not one escaped line);
@@ -14,15 +15,13 @@ Deploy-time values inside manifests and values are shown as ``${Ref:LogicalId}``
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 import yaml
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from inferstack.cli import HELM_TYPE, MANIFEST_TYPE
-from tests.synth import normalized
+from inferstack.testing import normalized, readable, snapshot_text
 
 
 class YamlSnapshotExtension(SingleFileSnapshotExtension):
@@ -40,87 +39,6 @@ def snapshot_json(snapshot):
 @pytest.fixture
 def snapshot_yaml(snapshot):
     return snapshot.use_extension(YamlSnapshotExtension)
-
-
-def _intrinsic(value: dict[str, Any]) -> str:
-    """A readable stand-in for a CloudFormation intrinsic inside a joined string."""
-    if "Ref" in value:
-        ref = value["Ref"]
-        return "${" + ref + "}" if ref.startswith("AWS::") else "${Ref:" + ref + "}"
-    if "Fn::GetAtt" in value:
-        return "${" + ".".join(value["Fn::GetAtt"]) + "}"
-    if "Fn::GetStackOutput" in value:
-        return "${Output:" + value["Fn::GetStackOutput"]["OutputName"] + "}"
-    if "Fn::ImportValue" in value and isinstance(value["Fn::ImportValue"], str):
-        return "${Import:" + value["Fn::ImportValue"] + "}"
-    return "${" + json.dumps(value, sort_keys=True).replace('"', "'") + "}"  # stays valid inside a JSON string
-
-
-def _text(value: str | dict[str, Any]) -> str:
-    """A template property holding text: a literal, or an ``Fn::Join`` rendered with :func:`_intrinsic`."""
-    if isinstance(value, str):
-        return value
-    separator, parts = value["Fn::Join"]
-    return separator.join(p if isinstance(p, str) else _intrinsic(p) for p in parts)
-
-
-def readable(template: dict[str, Any], stack: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-    """The template with manifests split out (by logical id) and Helm values parsed."""
-    template = json.loads(json.dumps(template))
-    manifests: dict[str, list[Any]] = {}
-    for logical_id, resource in sorted(template.get("Resources", {}).items()):
-        props = resource.get("Properties", {})
-        if resource.get("Type") == MANIFEST_TYPE:
-            manifests[logical_id] = json.loads(_text(props["Manifest"]))
-            props["Manifest"] = f"<see snapshot {stack}.{logical_id}.yaml>"
-        elif resource.get("Type") == HELM_TYPE and "Values" in props:
-            props["Values"] = json.loads(_text(props["Values"]))
-    return template, manifests
-
-
-class _Block(str):
-    """A string shown as a YAML literal block (``|``)."""
-
-
-class _SnapshotDumper(yaml.SafeDumper):
-    pass
-
-
-_SnapshotDumper.add_representer(
-    _Block, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style="|")
-)
-
-
-def _file(key: str, value: Any) -> Any:
-    """A ConfigMap file as a block: multi-line text as it is, a one-line ``*.json`` indented (the same JSON)."""
-    if not isinstance(value, str):
-        return value
-    if key.endswith(".json") and "\n" not in value:
-        return _Block(json.dumps(json.loads(value), indent=2, ensure_ascii=True))
-    return _Block(value) if "\n" in value else value
-
-
-def with_readable_files(objects: list[Any]) -> list[Any]:
-    """``objects`` with each ConfigMap's files shown as blocks (:func:`_file`); other objects as they are."""
-    shown = []
-    for obj in objects:
-        data = obj.get("data") if isinstance(obj, dict) and obj.get("kind") == "ConfigMap" else None
-        if isinstance(data, dict):
-            obj = {**obj, "data": {key: _file(key, value) for key, value in data.items()}}
-        shown.append(obj)
-    return shown
-
-
-def snapshot_text(objects: list[Any]) -> str:
-    """The YAML a manifest's snapshot holds."""
-    return yaml.dump_all(
-        with_readable_files(objects),
-        Dumper=_SnapshotDumper,
-        sort_keys=False,
-        default_flow_style=False,
-        width=120,
-        allow_unicode=False,
-    )
 
 
 def test_templates_match_snapshots(any_app, snapshot_json):
