@@ -1,4 +1,4 @@
-"""Command line: ``python -m inferstack.cli {summary,schema,check,plan,preflight,bench}``.
+"""Command line: ``python -m inferstack.cli {summary,schema,check,plan,preflight,bench,diff}``.
 
 * ``summary [CDK_OUT]`` — stacks, resources, Kubernetes objects and Helm charts in a synthesized cloud assembly;
 * ``schema`` — the JSON Schema of the config (for editors) on stdout;
@@ -6,7 +6,9 @@
 * ``plan [CONFIG]`` — per workload: accelerator, TP/PP, weights, KV budget, tokens, concurrency, verdict;
 * ``preflight [CONFIG]`` — the real account (read-only, the caller's credentials): quotas, offerings, EFA,
   reservations, the model bucket, the EKS version;
-* ``bench NAME [CONFIG]`` — the ``kubectl`` command that starts one run of workload NAME's benchmark Job.
+* ``bench NAME [CONFIG]`` — the ``kubectl`` command that starts one run of workload NAME's benchmark Job;
+* ``diff OLD NEW`` — the stateful resources (buckets, FSx, keys, log groups, volumes) going from config OLD to NEW
+  replaces, renames, orphans or deletes, and the data each holds; 1 when data would be lost.
 """
 
 from __future__ import annotations
@@ -18,30 +20,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+# DEPLOY_TIME_VALUE, MANIFEST_TYPE and json_property are re-exported: the gates and tests read them from here.
+from inferstack.assembly import DEPLOY_TIME_VALUE as DEPLOY_TIME_VALUE
+from inferstack.assembly import HELM_TYPE, kubernetes_objects
+from inferstack.assembly import MANIFEST_TYPE as MANIFEST_TYPE
+from inferstack.assembly import json_property as json_property
 from inferstack.config import ConfigError, InferstackConfig, load_config
-
-MANIFEST_TYPE = "Custom::AWSCDK-EKS-KubernetesResource"
-HELM_TYPE = "Custom::AWSCDK-EKS-HelmChart"
-#: Stands in for a value CloudFormation resolves at deploy time (a CDK token in the manifest).
-DEPLOY_TIME_VALUE = "${Token[deploy-time]}"
-
-
-def json_property(value: str | dict[str, Any]) -> Any:
-    """Parse a template property holding JSON: a literal string, or an ``Fn::Join`` whose deploy-time parts
-    (always inside JSON strings) are replaced by :data:`DEPLOY_TIME_VALUE`."""
-    if isinstance(value, str):
-        return json.loads(value)
-    parts = value.get("Fn::Join", ["", []])[1]
-    return json.loads("".join(p if isinstance(p, str) else DEPLOY_TIME_VALUE for p in parts))
-
-
-def kubernetes_objects(template: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every Kubernetes object a template applies through the kubectl provider."""
-    objects: list[dict[str, Any]] = []
-    for resource in template.get("Resources", {}).values():
-        if resource.get("Type") == MANIFEST_TYPE:
-            objects.extend(json_property(resource["Properties"]["Manifest"]))
-    return objects
 
 
 def summarize(out_dir: Path) -> str:
@@ -234,6 +218,61 @@ def _preflight(config_path: str, region: str | None, clients: Any = None, *, pri
     return 1 if failed else 0
 
 
+def _diff(old_path: str, new_path: str, accepted: list[str]) -> int:
+    """Synthesize both configs and list what the change does to stateful resources: 0 when nothing stateful is lost
+    (or every loss is in ``accepted``), 1 when something is, 2 when a config is not valid."""
+    from inferstack.constructs.custom_resource import CustomResourceError
+    from inferstack.constructs.validation import PropError
+    from inferstack.diff import Change, compare, synthesize, table, unaccepted
+    from inferstack.rules import RuleViolationError
+
+    configs = []
+    for path in (old_path, new_path):
+        try:
+            configs.append(load_config(path))
+        except ConfigError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+    snapshots = []
+    for path, config in zip((old_path, new_path), configs, strict=True):
+        try:
+            snapshots.append(synthesize(config))
+        except ConfigError as exc:  # found while rendering (overrides)
+            print(ConfigError(path, exc.problems), file=sys.stderr)
+            return 2
+        except RuleViolationError as exc:
+            print(f"inferstack: {path}: {exc}", file=sys.stderr)
+            return 2
+        except (CustomResourceError, PropError) as exc:
+            print(f"{path}: {exc}", file=sys.stderr)
+            return 2
+    changes = compare(*snapshots)
+    for name in accepted:
+        if not any(c.lost and name in (c.key, c.resource) for c in changes):
+            print(f"warning: --accept-loss {name}: this change loses no such resource", file=sys.stderr)
+    if not changes:
+        print(f"{old_path} → {new_path}: no stateful resource is replaced, renamed, orphaned or deleted")
+        return 0
+    print(table(changes))
+    print()
+    losses = unaccepted(changes, accepted)
+    if losses:
+        print(
+            f"{old_path} → {new_path}: {len(losses)} stateful resource{'s' if len(losses) != 1 else ''} would lose "
+            "data or leave the stacks' management — keep the old names and properties, move the data first, or "
+            "accept: " + " ".join(f"--accept-loss {c.key}" for c in losses)
+        )
+        return 1
+    lost = [c for c in changes if c.lost]
+    refused = [c for c in changes if c.change is Change.REFUSED]
+    verdict = f"{len(lost)} loss{'es' if len(lost) != 1 else ''} accepted" if lost else "nothing stateful is lost"
+    tail = (
+        f"; {len(refused)} update{'s' if len(refused) != 1 else ''} refused: the deploy would fail" if refused else ""
+    )
+    print(f"{old_path} → {new_path}: {verdict}{tail}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="inferstack", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -253,7 +292,29 @@ def main(argv: list[str] | None = None) -> int:
     bench = sub.add_parser("bench", help="print the command that runs a workload's benchmark Job")
     bench.add_argument("name", help="the workload's name")
     bench.add_argument("config", nargs="?", default="inferstack.yaml")
+    diff = sub.add_parser(
+        "diff",
+        help="stateful resources a config change replaces, renames, orphans or deletes",
+        description="Synthesize OLD and NEW (no AWS call) and list every stateful resource the change replaces, "
+        "renames, orphans or deletes — buckets, FSx for Lustre, KMS keys, log groups, the cluster, and the volumes "
+        "of PersistentVolumeClaims (a LiteLLM gateway's Postgres, Prometheus, Ollama, NIM caches) — with the data "
+        "each holds. Exit 0 when nothing stateful is lost, 1 when something is (unless accepted), 2 when a config "
+        "is not valid.",
+    )
+    diff.add_argument("old", metavar="OLD", help="the config deployed now")
+    diff.add_argument("new", metavar="NEW", help="the config to deploy")
+    diff.add_argument(
+        "--accept-loss",
+        action="append",
+        default=[],
+        metavar="RESOURCE",
+        help="acknowledge one loss the table lists, as <stack or namespace>/<resource> (or the resource alone), "
+        "e.g. gateway-storage/ModelBucketB33D855B or gateway/data-llm-gateway-postgres-0: it is still printed, "
+        "but no longer fails the command. Repeat for each loss",
+    )
     args = parser.parse_args(argv)
+    if args.command == "diff":
+        return _diff(args.old, args.new, args.accept_loss)
     if args.command == "bench":
         return _bench(args.name, args.config)
     if args.command == "preflight":

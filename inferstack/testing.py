@@ -32,9 +32,8 @@ from typing import Any
 
 import yaml
 
-#: The CloudFormation types of a Kubernetes manifest and a Helm release (aws-cdk-lib's aws_eks_v2).
-MANIFEST_TYPE = "Custom::AWSCDK-EKS-KubernetesResource"
-HELM_TYPE = "Custom::AWSCDK-EKS-HelmChart"
+from inferstack.assembly import HELM_TYPE, MANIFEST_TYPE
+
 _ASSET_HASH = re.compile(r"[0-9a-f]{64}")
 
 

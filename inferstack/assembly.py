@@ -1,0 +1,35 @@
+"""Reading synthesized templates: the Kubernetes objects and Helm releases a stack applies through the kubectl
+provider. Shared by the CLI (``summary``, ``diff``) and the gates; nothing here imports CDK."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+MANIFEST_TYPE = "Custom::AWSCDK-EKS-KubernetesResource"
+HELM_TYPE = "Custom::AWSCDK-EKS-HelmChart"
+#: Stands in for a value CloudFormation resolves at deploy time (a CDK token in the manifest).
+DEPLOY_TIME_VALUE = "${Token[deploy-time]}"
+
+
+def json_property(value: str | dict[str, Any]) -> Any:
+    """Parse a template property holding JSON: a literal string, or an ``Fn::Join`` whose deploy-time parts
+    (always inside JSON strings) are replaced by :data:`DEPLOY_TIME_VALUE`."""
+    if isinstance(value, str):
+        return json.loads(value)
+    parts = value.get("Fn::Join", ["", []])[1]
+    return json.loads("".join(p if isinstance(p, str) else DEPLOY_TIME_VALUE for p in parts))
+
+
+def manifests(template: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(logical ID, object) of every Kubernetes object a template applies through the kubectl provider."""
+    for logical_id, resource in template.get("Resources", {}).items():
+        if resource.get("Type") == MANIFEST_TYPE:
+            for obj in json_property(resource["Properties"]["Manifest"]):
+                yield logical_id, obj
+
+
+def kubernetes_objects(template: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every Kubernetes object a template applies through the kubectl provider."""
+    return [obj for _, obj in manifests(template)]
