@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import typing
+from collections.abc import Iterable
+from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -57,3 +59,25 @@ class StrictModel(BaseModel):
                         {"value": str(value).lower(), "field": str(key)},
                     )
         return data
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, Enum):
+        return str(value.value)
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def refuse_unread(model: BaseModel, options: Iterable[str], why: str, fix: str) -> None:
+    """Refuse the first of ``options`` the config sets on ``model`` (left to its default, it asks for nothing; a
+    boolean set false asks for nothing either) when nothing reads it as configured: ``why`` says when it is read and
+    what is off, ``fix`` the switch to turn on. The user set it expecting an effect that would never come."""
+    for name in options:
+        value = getattr(model, name)
+        if name in model.model_fields_set and value is not False:
+            raise PydanticCustomError(
+                "unread_option",
+                "{value} — read only {why}: nothing reads it — remove {name}, or {fix}",
+                {"value": _shown(value), "why": why, "name": name, "fix": fix, "field": name},
+            )

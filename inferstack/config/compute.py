@@ -12,7 +12,7 @@ from pydantic_core import PydanticCustomError
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, InstanceType
 from inferstack.catalog.kubernetes import ACCELERATOR_TAINT_KEY
 from inferstack.config.base import StrictModel
-from inferstack.config.types import AvailabilityZone, InstanceTypeName, KubernetesName
+from inferstack.config.types import AvailabilityZone, InstanceTypeName, KubernetesName, check_plain
 
 _DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
 _RESERVATION = re.compile(r"^cr-[0-9a-z]+$")
@@ -26,6 +26,8 @@ _RESERVED_LABEL_PREFIXES = ("inferstack.io/", "karpenter.sh/", "karpenter.k8s.aw
 
 def _check_labels(labels: dict[str, str]) -> dict[str, str]:
     for key, value in labels.items():
+        check_plain(key, "a label key", subject=f"label key {key[:60]!r}: ")
+        check_plain(value, "a label value", subject=f"the value of label {key[:60]!r}: ")
         prefix = key.rpartition("/")[0]
         if len(prefix) > 253:
             raise PydanticCustomError(
@@ -108,6 +110,7 @@ class Taint(StrictModel):
     @field_validator("key")
     @classmethod
     def _key(cls, key: str) -> str:
+        check_plain(key, "a taint key")
         if not _LABEL_KEY.match(key):
             raise PydanticCustomError("taint_key", "not a valid taint key — e.g. 'dedicated' or 'example.com/team'")
         return key
@@ -116,7 +119,9 @@ class Taint(StrictModel):
     @classmethod
     def _value(cls, value: str | None) -> str | None:
         # Kubernetes validates a taint value like a label value: ≤ 63 characters, alphanumeric at both ends.
-        if value is not None and not _TAINT_VALUE.match(value):
+        if value is None:
+            return value
+        if not _TAINT_VALUE.match(check_plain(value, "a taint value")):
             raise PydanticCustomError(
                 "taint_value",
                 "not a valid taint value — at most 63 letters, digits, '-', '_', '.', alphanumeric at both ends",
@@ -132,15 +137,21 @@ class Taint(StrictModel):
 
 
 def _check_duration(value: str) -> str:
+    check_plain(value, "a duration")
     if not _DURATION.match(value):
         raise PydanticCustomError("duration", "not a duration — use e.g. '30s', '30m', '720h' or 'Never'")
     return value
 
 
 def _check_reservation(value: str) -> str:
+    check_plain(value, "a capacity reservation id")
     if not _RESERVATION.match(value):
         raise PydanticCustomError("reservation", "not a capacity reservation id — e.g. 'cr-0123456789abcdef0'")
     return value
+
+
+#: An EC2 capacity reservation id (``cr-`` and lowercase hex), each checked where it stands in a list.
+ReservationId = Annotated[str, AfterValidator(_check_reservation)]
 
 
 class AcceleratedNodeGroupConfig(StrictModel):
@@ -313,7 +324,7 @@ class KarpenterPoolConfig(StrictModel):
     """Exact instance types, e.g. ``[p4d.24xlarge]``. Either this or ``instance_families``."""
     capacity_types: tuple[NodeCapacity, ...] = (NodeCapacity.ON_DEMAND,)
     """Any of on_demand, spot, reserved. Default on-demand."""
-    capacity_reservation_ids: tuple[str, ...] = ()
+    capacity_reservation_ids: tuple[ReservationId, ...] = ()
     """ODCR / Capacity Block ids the pool may use (``capacityReservationSelectorTerms``)."""
     efa: bool = False
     """EFA pool: every EFA interface of the type, one AZ, placement group. Needs exactly one instance type."""
@@ -346,11 +357,6 @@ class KarpenterPoolConfig(StrictModel):
     @classmethod
     def _durations(cls, value: str) -> str:
         return _check_duration(value)
-
-    @field_validator("capacity_reservation_ids")
-    @classmethod
-    def _reservations(cls, ids: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(_check_reservation(i) for i in ids)
 
     @field_validator("instance_families")
     @classmethod

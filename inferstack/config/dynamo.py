@@ -140,9 +140,9 @@ class DynamoWorkloadConfig(SingleModelWorkload):
         if len(dynamo_namespace) > MAX_DYNAMO_NAMESPACE_LENGTH:
             raise PydanticCustomError(
                 "dynamo_namespace",
-                "namespace and name make the operator's Dynamo namespace {value!r} ({length} characters), a label "
+                "namespace and name make the operator's Dynamo namespace {value} ({length} characters), a label "
                 "value of at most 63 — shorten the name or the namespace",
-                {"value": dynamo_namespace, "length": len(dynamo_namespace), "field": "name"},
+                {"value": repr(dynamo_namespace), "length": len(dynamo_namespace), "field": "name"},
             )
         aggregated = self.mode is DynamoMode.AGGREGATED
         wrong = ("prefill", "decode") if aggregated else ("workers",)

@@ -26,8 +26,10 @@ def _steps(path: str) -> list[str | int]:
 def with_changes(config: InferstackConfig, changes: Mapping[str, Any]) -> InferstackConfig | None:
     """``config`` with each ``path: value`` of ``changes`` set (an unset optional section on the way is created),
     validated again; None when the path does not exist or the result is not a valid config (a suggestion that
-    cannot be applied)."""
-    data: Any = config.model_dump(mode="json", by_alias=True)
+    cannot be applied). Only what ``config`` sets is carried over (defaults come back as defaults): the checks that
+    judge an option by whether the config sets it (one only read while another is on) judge the changed config as
+    they judged ``config``."""
+    data: Any = config.model_dump(mode="json", by_alias=True, exclude_unset=True)
     for path, value in changes.items():
         *parents, leaf = _steps(path)
         node = data

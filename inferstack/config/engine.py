@@ -10,9 +10,12 @@ from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.engine_flags import VLLM_VERSIONS, UnknownFlag, vllm_flags, vllm_version_of_image
 from inferstack.catalog.kubernetes import PROMETHEUS_URL
-from inferstack.config.base import StrictModel
+from inferstack.config.base import StrictModel, refuse_unread
+from inferstack.config.types import PinnedImage
 
 _FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*(=.*)?$")
+#: A tool-call parser's name: vLLM's own (``hermes``, ``llama3_json``, ``granite-20b-fc``) or a plugin's.
+_PARSER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: Flags inferstack sets from typed fields: passing them through extra_args would contradict those fields.
 MANAGED_FLAGS = frozenset(
     {
@@ -140,6 +143,17 @@ class ToolCallingConfig(StrictModel):
     """vLLM tool-call parser. Default: the model family's parser from the catalog (``mistral``, ``llama3_json``,
     ``hermes``…)."""
 
+    @field_validator("parser")
+    @classmethod
+    def _parser(cls, value: str | None) -> str | None:
+        if value is not None and not _PARSER.fullmatch(value):
+            raise PydanticCustomError(
+                "tool_call_parser",
+                "not a vLLM tool-call parser name — letters, digits, '_', '.', '-' (e.g. hermes, llama3_json); leave "
+                "parser unset for the model family's",
+            )
+        return value
+
 
 class LmCacheConfig(StrictModel):
     """LMCache KV tiering to CPU memory (``LMCacheConnectorV1``, ``kv_both``)."""
@@ -153,8 +167,9 @@ class LmCacheConfig(StrictModel):
 class VllmEngineConfig(StrictModel):
     """vLLM serving options. Defaults are vLLM's unless stated."""
 
-    image: str | None = None
-    """Engine image. Default: the catalog's vLLM image for the pool's accelerator (GPU or Neuron)."""
+    image: PinnedImage | None = None
+    """Engine image, pinned by tag or digest. Default: the catalog's vLLM image for the pool's accelerator (GPU or
+    Neuron)."""
     gpu_memory_utilization: float = Field(default=0.90, gt=0, le=0.98)
     """Fraction of accelerator memory vLLM may use (weights + activations + KV cache). Default 0.90."""
     max_model_len: int | None = Field(default=None, ge=16)
@@ -264,6 +279,14 @@ class AutoscalingConfig(StrictModel):
         if self.min_replicas == 0 and self.kind is AutoscalerKind.HPA:
             raise PydanticCustomError(
                 "hpa_zero", "an HPA cannot scale to zero — use kind: keda", {"field": "min_replicas"}
+            )
+        if self.kind is AutoscalerKind.HPA:
+            refuse_unread(
+                self,
+                ("prometheus_url",),
+                "with kind keda (KEDA's Prometheus queries), and kind hpa reads the pods metric from the cluster's "
+                "custom-metrics adapter",
+                "set kind: keda",
             )
         return self
 

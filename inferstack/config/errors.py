@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -110,6 +111,16 @@ def _field_names(model: type[BaseModel]) -> list[str]:
     return sorted(f.alias or name for name, f in model.model_fields.items())
 
 
+def did_you_mean(given: object, valid: list[str]) -> str:
+    """`` — did you mean <the nearest of valid>?`` when ``given`` is a string close to one of ``valid`` (compared
+    lower-cased, ``-`` read as ``_``), else ""."""
+    if not isinstance(given, str) or not valid:
+        return ""
+    folded = {name.lower().replace("-", "_"): name for name in valid}
+    near = difflib.get_close_matches(given.lower().replace("-", "_"), list(folded), n=1, cutoff=0.75)
+    return f" — did you mean {folded[near[0]]}?" if near else ""
+
+
 def problem_from(root: type[BaseModel], error: ErrorDetails) -> Problem:
     loc = tuple(error["loc"])
     ctx = error.get("ctx") or {}
@@ -120,7 +131,8 @@ def problem_from(root: type[BaseModel], error: ErrorDetails) -> Problem:
         owners = [name for name, model in _kinds().items() if model is not parent and loc[-1] in _field_names(model)]
         if parent in _kinds().values() and owners:
             valid += f" ({loc[-1]} is a field of kind {' / '.join(owners)})"
-        return Problem(format_path(_without_tags(loc)), f"unknown key — {valid}")
+        near = did_you_mean(loc[-1], _field_names(parent)) if parent else ""
+        return Problem(format_path(_without_tags(loc)), f"unknown key — {valid}{near}")
     loc = _without_tags(loc)
     if loc and loc[-1] == "[key]":  # a mapping key that is not a string (YAML true, 1, a mapping…)
         key = loc[-2] if len(loc) > 1 else "?"
@@ -132,7 +144,7 @@ def problem_from(root: type[BaseModel], error: ErrorDetails) -> Problem:
     if kind == "workload_kind":
         given = error.get("input")
         value = given.get("kind", _MISSING) if isinstance(given, dict) else _MISSING
-        return Problem(format_path((*loc, "kind")), error["msg"], value)
+        return Problem(format_path((*loc, "kind")), error["msg"] + did_you_mean(value, list(_kinds())), value)
     if "field" in ctx:
         loc = loc + tuple(str(ctx["field"]).split("."))
         return Problem(format_path(loc), error["msg"])

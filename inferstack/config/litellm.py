@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from inferstack.config.base import StrictModel
+from inferstack.config.base import StrictModel, refuse_unread
 from inferstack.config.engine import ResourcesConfig
 from inferstack.config.types import KubernetesName, ServiceName
 from inferstack.config.workloads import ModelConfig, SecretRef, WorkloadBase
@@ -144,6 +144,13 @@ class LiteLLMDatabase(StrictModel):
                     "applies to mode {mode} only",
                     {"mode": "existing" if field == "url_secret" else "deploy", "field": field},
                 )
+        if self.mode is not DatabaseMode.DEPLOY:
+            refuse_unread(
+                self,
+                ("storage_gib",),
+                f"with mode deploy (the volume of the Postgres the app deploys), and the mode is {self.mode.value}",
+                "set mode: deploy",
+            )
         return self
 
 
@@ -213,9 +220,9 @@ class LiteLLMWorkloadConfig(WorkloadBase):
                 if fallback not in names or fallback == route.name:
                     raise PydanticCustomError(
                         "route_fallback",
-                        "{fallback!r} is not another route — valid: {valid}",
+                        "{fallback} is not another route — valid: {valid}",
                         {
-                            "fallback": fallback,
+                            "fallback": repr(fallback),
                             "valid": ", ".join(n for n in names if n != route.name) or "none",
                             "field": f"routes[{index}].fallbacks[{position}]",
                         },

@@ -21,8 +21,9 @@ from inferstack.catalog.versions import (
 )
 from inferstack.config.aibrix import AibrixPlatformConfig
 from inferstack.config.alerts import AlertTargets
-from inferstack.config.base import StrictModel
+from inferstack.config.base import StrictModel, refuse_unread
 from inferstack.config.compute import ComputeConfig
+from inferstack.config.errors import did_you_mean
 from inferstack.config.kinds import on_kinds_changed, workload_union
 from inferstack.config.network_policy import NetworkPolicyConfig
 from inferstack.config.storage import StorageConfig
@@ -96,6 +97,23 @@ class EnvironmentConfig(StrictModel):
     """AWS region. Default: none (environment-agnostic)."""
 
 
+#: CloudWatch Logs' retention values, days (PutRetentionPolicy ``retentionInDays``; aws-cdk-lib RetentionDays).
+LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288,
+                      3653)  # fmt: skip
+
+
+def check_log_retention(days: int) -> int:
+    """``days`` if CloudWatch Logs takes it as a retention, else a config error listing the values it takes (a log
+    group's retention is one of them: any other would be rounded to the next)."""
+    if days not in LOG_RETENTION_DAYS:
+        raise PydanticCustomError(
+            "log_retention",
+            "not a CloudWatch Logs retention — one of {valid}",
+            {"days": days, "valid": ", ".join(map(str, LOG_RETENTION_DAYS))},
+        )
+    return days
+
+
 class NetworkConfig(StrictModel):
     """The VPC the cluster and its nodes live in."""
 
@@ -111,10 +129,27 @@ class NetworkConfig(StrictModel):
     and the kubectl Lambda pulls Helm charts through NAT."""
     flow_logs: bool = True
     """VPC flow logs to CloudWatch Logs (all traffic). Default on."""
-    flow_log_retention_days: int = Field(default=30, ge=1)
-    """Retention of the flow log group, days. Default 30."""
+    flow_log_retention_days: int = 30
+    """Retention of the flow log group, days: one of CloudWatch Logs' values (1, 3, 5, 7, 14, 30, 60, 90, 120, 150,
+    180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653). Default 30."""
     s3_gateway_endpoint: bool = True
     """S3 gateway endpoint: model weights stream from S3 without NAT charges. Default on."""
+
+    @field_validator("flow_log_retention_days")
+    @classmethod
+    def _flow_log_retention(cls, days: int) -> int:
+        return check_log_retention(days)
+
+    @model_validator(mode="after")
+    def _flow_log_settings(self) -> NetworkConfig:
+        if not self.flow_logs:
+            refuse_unread(
+                self,
+                ("flow_log_retention_days",),
+                "with flow_logs: true (the retention of the flow log group), and flow_logs is false",
+                "set flow_logs: true",
+            )
+        return self
 
     @field_validator("availability_zones")
     @classmethod
@@ -320,9 +355,9 @@ class ClusterConfig(StrictModel):
             if not _ADDON_VERSION.match(version):
                 raise PydanticCustomError(
                     "addon_version",
-                    "{version!r} is not an EKS add-on version — v<major>.<minor>.<patch>-eksbuild.<n>, e.g. "
+                    "{version} is not an EKS add-on version — v<major>.<minor>.<patch>-eksbuild.<n>, e.g. "
                     "v1.19.2-eksbuild.1 (aws eks describe-addon-versions --addon-name {name})",
-                    {"version": version[:80], "name": name, "field": name},
+                    {"version": repr(version[:80]), "name": name, "field": name},
                 )
         return pins
 
@@ -356,11 +391,6 @@ class ClusterConfig(StrictModel):
                 {"field": "endpoint_access"},
             )
         return self
-
-
-#: CloudWatch Logs' retention values, days (PutRetentionPolicy ``retentionInDays``; aws-cdk-lib RetentionDays).
-LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288,
-                      3653)  # fmt: skip
 
 
 class ObservabilityConfig(StrictModel):
@@ -424,13 +454,28 @@ class ObservabilityConfig(StrictModel):
     @field_validator("log_retention_days")
     @classmethod
     def _retention(cls, days: int) -> int:
-        if days not in LOG_RETENTION_DAYS:
-            raise PydanticCustomError(
-                "log_retention",
-                "not a CloudWatch Logs retention — one of {valid}",
-                {"days": days, "valid": ", ".join(map(str, LOG_RETENTION_DAYS))},
+        return check_log_retention(days)
+
+    @model_validator(mode="after")
+    def _switched_off(self) -> ObservabilityConfig:
+        """Settings of what inferstack installs, set while it installs none of it."""
+        if not self.install_prometheus_stack:
+            refuse_unread(
+                self,
+                ("grafana", "prometheus_retention_days", "prometheus_storage_gib", "prometheus_storage_class"),
+                "with install_prometheus_stack: true (they configure the kube-prometheus-stack inferstack installs), "
+                "and install_prometheus_stack is false",
+                "set install_prometheus_stack: true",
             )
-        return days
+        if not self.log_shipping:
+            refuse_unread(
+                self,
+                ("log_retention_days", "log_pod_exclusion"),
+                "with log_shipping: true (they configure Fluent Bit and its CloudWatch Logs group), and log_shipping "
+                "is false",
+                "set log_shipping: true",
+            )
+        return self
 
 
 class RuleAcknowledgement(StrictModel):
@@ -439,7 +484,16 @@ class RuleAcknowledgement(StrictModel):
     rule: str
     """The rule id, e.g. ``EKS-LOGS``."""
     reason: str = Field(min_length=10)
-    """Why this finding is acceptable here (at least 10 characters)."""
+    """Why this finding is acceptable here (at least 10 characters besides white space)."""
+
+    @field_validator("reason")
+    @classmethod
+    def _reason(cls, value: str) -> str:
+        if len(value.strip()) < 10:
+            raise PydanticCustomError(
+                "acknowledgement_reason", "a reason is required — at least 10 characters besides white space"
+            )
+        return value
 
 
 class InferstackConfig(StrictModel):
@@ -611,8 +665,13 @@ class InferstackConfig(StrictModel):
                 valid = ", ".join(sorted(pools)) or "none configured — add compute.karpenter_pools or node_groups"
                 raise PydanticCustomError(
                     "pool",
-                    "'{pool}' is not a node group or Karpenter pool — valid: {valid}",
-                    {"pool": workload.pool, "valid": valid, "field": f"workloads[{index}].pool"},
+                    "'{pool}' is not a node group or Karpenter pool — valid: {valid}{near}",
+                    {
+                        "pool": workload.pool,
+                        "valid": valid,
+                        "near": did_you_mean(workload.pool, sorted(pools)),
+                        "field": f"workloads[{index}].pool",
+                    },
                 )
             workload.check_in(index, self.pool(workload.pool).accelerator)
             if workload.namespace in SYSTEM_NAMESPACES:

@@ -106,7 +106,7 @@ class NimProfileConfig(StrictModel):
         for item in value:
             if not _PROFILE_ID.match(item):
                 raise PydanticCustomError(
-                    "nim_profile_id", "{id!r} is not a NIM profile id — 64 hex characters", {"id": item}
+                    "nim_profile_id", "{id} is not a NIM profile id — 64 hex characters", {"id": repr(item)}
                 )
         return value
 
@@ -115,7 +115,9 @@ class NimProfileConfig(StrictModel):
     def _device_ids(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for item in value:
             if not re.fullmatch(r"[0-9a-f]{4}", item):
-                raise PydanticCustomError("nim_device_id", "{id!r} is not a PCI device id — 4 hex digits", {"id": item})
+                raise PydanticCustomError(
+                    "nim_device_id", "{id} is not a PCI device id — 4 hex digits", {"id": repr(item)}
+                )
         return value
 
     @model_validator(mode="after")
@@ -223,9 +225,9 @@ class NimWorkloadConfig(SingleModelWorkload):
         if token is not None and token.key != HF_TOKEN_KEY:
             raise PydanticCustomError(
                 "nim_hf_key",
-                "{key!r} — the NIM operator reads the token from key HF_TOKEN of the Secret: set key: HF_TOKEN and "
+                "{key} — the NIM operator reads the token from key HF_TOKEN of the Secret: set key: HF_TOKEN and "
                 "store the token under that key",
-                {"key": token.key, "field": "model.hf_token_secret.key"},
+                {"key": repr(token.key), "field": "model.hf_token_secret.key"},
             )
         if self.service_account is not None:
             raise PydanticCustomError(

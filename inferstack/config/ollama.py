@@ -47,7 +47,7 @@ class OllamaWorkloadConfig(WorkloadBase):
         for item in value:
             if not _OLLAMA_MODEL.match(item):
                 raise PydanticCustomError(
-                    "ollama_model", "{model!r} is not an Ollama model — name[:tag], e.g. qwen3:8b", {"model": item}
+                    "ollama_model", "{model} is not an Ollama model — name[:tag], e.g. qwen3:8b", {"model": repr(item)}
                 )
         if len(set(value)) != len(value):
             raise PydanticCustomError("ollama_models", "a model is listed twice")

@@ -8,8 +8,8 @@ from enum import StrEnum
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from inferstack.config.base import StrictModel
-from inferstack.config.types import AvailabilityZone, PinnedImage
+from inferstack.config.base import StrictModel, refuse_unread
+from inferstack.config.types import AvailabilityZone, PinnedImage, check_plain
 
 _IP_LIKE = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
 _BUCKET = re.compile(r"^(?!xn--)(?!.*-s3alias$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
@@ -22,6 +22,7 @@ _FS_PATH = re.compile(r"^/([A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*)?$")
 
 def check_prefix(value: str) -> str:
     """An S3 key prefix that names a folder: no leading slash, ends with '/'."""
+    check_plain(value, "a bucket prefix")
     if value.startswith("/") or not _PREFIX.match(value):
         raise PydanticCustomError(
             "prefix",
@@ -35,6 +36,7 @@ def check_prefix(value: str) -> str:
 
 def check_fs_path(value: str) -> str:
     """An absolute path inside a file system (no ``..``, no spaces or shell characters)."""
+    check_plain(value, "a file system path")
     if not _FS_PATH.match(value) or ".." in value.split("/"):
         raise PydanticCustomError(
             "fs_path", "not an absolute path of letters, digits, '-', '_', '.' and '/' (e.g. '/models'), without '..'"
@@ -75,6 +77,8 @@ class ModelBucketConfig(StrictModel):
     @classmethod
     def _name(cls, value: str | None) -> str | None:
         # S3 bucket naming rules: 3-63 lowercase letters, digits, '.', '-'; no '..', '.-' or '-.'; not an IP address.
+        if value is not None:
+            check_plain(value, "an S3 bucket name")
         if value is not None and (
             not _BUCKET.match(value) or ".." in value or ".-" in value or "-." in value or _IP_LIKE.match(value)
         ):
@@ -106,6 +110,13 @@ class ModelBucketConfig(StrictModel):
                 "bucket_names",
                 "set bucket_name (create) or existing_bucket_name (import), not both",
                 {"field": "existing_bucket_name"},
+            )
+        if self.existing_bucket_name:
+            refuse_unread(
+                self,
+                ("encryption", "access_logs", "noncurrent_version_days"),
+                "for a bucket inferstack creates, and existing_bucket_name imports one it never changes",
+                "set it on that bucket yourself, or let inferstack create the bucket (remove existing_bucket_name)",
             )
         return self
 

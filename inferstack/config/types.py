@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from typing import Annotated
 
 from pydantic import AfterValidator
@@ -20,6 +21,32 @@ _ACCOUNT = re.compile(r"^\d{12}$")
 _PRINCIPAL = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
 
 
+def check_plain(value: str, what: str, subject: str = "") -> str:
+    """``value`` if every character is printable ASCII, else a config error naming the first that is not, by
+    position (a space is left to the field's own pattern). An identifier AWS or Kubernetes compares byte for byte
+    (an ARN, an account id, a bucket name, a Kubernetes name…) with a look-alike letter (Cyrillic U+0430 for 'a'), a
+    digit of another script, an invisible character or a line break (a YAML block scalar's) names something other
+    than what it reads as — and would pass a pattern whose ``$`` allows a trailing newline, or whose ``\\d`` and
+    ``\\w`` take any script's digits and letters. ``subject``: a prefix naming the part of the value (``label key
+    'team': ``)."""
+    for position, char in enumerate(value, start=1):
+        if not " " <= char <= "~":
+            name = unicodedata.name(char, "")
+            raise PydanticCustomError(
+                "not_ascii",
+                "{subject}character {position} is {char} ({code}) — {what} is printable ASCII only: retype it (a "
+                "look-alike letter, an invisible character or a line break was pasted with it)",
+                {
+                    "subject": subject,
+                    "position": position,
+                    "char": repr(char),
+                    "code": f"U+{ord(char):04X}" + (f" {name}" if name else ""),
+                    "what": what,
+                },
+            )
+    return value
+
+
 def _check_instance_type(value: str) -> str:
     if value in INSTANCE_TYPES:
         return value
@@ -29,6 +56,7 @@ def _check_instance_type(value: str) -> str:
 
 
 def _check_dns_label(value: str) -> str:
+    check_plain(value, "a Kubernetes name")
     if len(value) <= 63 and _DNS_LABEL.match(value):
         return value
     raise PydanticCustomError(
@@ -39,6 +67,7 @@ def _check_dns_label(value: str) -> str:
 
 
 def _check_cluster_name(value: str) -> str:
+    check_plain(value, "an EKS cluster name")
     if _CLUSTER_NAME.match(value):
         return value
     raise PydanticCustomError(
@@ -47,6 +76,7 @@ def _check_cluster_name(value: str) -> str:
 
 
 def _check_stack_prefix(value: str) -> str:
+    check_plain(value, "a stack name")
     if _STACK_PREFIX.match(value):
         return value
     raise PydanticCustomError(
@@ -92,24 +122,28 @@ def _check_vpc_cidr(value: str) -> str:
 
 
 def _check_az(value: str) -> str:
+    check_plain(value, "an Availability Zone name")
     if _AZ.match(value):
         return value
     raise PydanticCustomError("az", "not an Availability Zone name — e.g. 'us-west-2a'")
 
 
 def _check_region(value: str) -> str:
+    check_plain(value, "a region name")
     if _REGION.match(value):
         return value
     raise PydanticCustomError("region", "not an AWS region name — e.g. 'us-west-2'")
 
 
 def _check_account(value: str) -> str:
+    check_plain(value, "an AWS account id")
     if _ACCOUNT.match(value):
         return value
     raise PydanticCustomError("account", "not an AWS account id — 12 digits, quoted in YAML (e.g. '123456789012')")
 
 
 def _check_principal(value: str) -> str:
+    check_plain(value, "an IAM ARN")
     if _PRINCIPAL.match(value):
         return value
     raise PydanticCustomError(
@@ -150,6 +184,7 @@ _PINNED_IMAGE = re.compile(
 
 
 def _check_pinned_image(value: str) -> str:
+    check_plain(value, "an image reference")
     match = _PINNED_IMAGE.match(value)
     pinned = match is not None and (match["digest"] or (match["tag"] and match["tag"] != ":latest"))
     if not pinned:

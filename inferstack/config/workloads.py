@@ -14,7 +14,7 @@ from inferstack.catalog.models import MODELS, ModelArchitecture, near_model_ids
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.aibrix import AibrixConfig
 from inferstack.config.alerts import AlertTargets
-from inferstack.config.base import StrictModel
+from inferstack.config.base import StrictModel, refuse_unread
 from inferstack.config.bench import BenchConfig
 from inferstack.config.engine import (
     AutoscalingConfig,
@@ -24,7 +24,7 @@ from inferstack.config.engine import (
     flags_version_of,
 )
 from inferstack.config.storage import check_prefix
-from inferstack.config.types import KubernetesName, ServiceName
+from inferstack.config.types import KubernetesName, ServiceName, check_plain
 
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 _HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -79,7 +79,7 @@ class SecretRef(StrictModel):
     @classmethod
     def _key(cls, value: str) -> str:
         # Kubernetes IsConfigMapKey (Secrets use it): [-._a-zA-Z0-9]+, at most 253, not "." or "..".
-        if not _SECRET_KEY.match(value) or len(value) > 253 or value in (".", ".."):
+        if not _SECRET_KEY.match(check_plain(value, "a Secret key")) or len(value) > 253 or value in (".", ".."):
             raise PydanticCustomError(
                 "secret_key",
                 "not a Secret key Kubernetes accepts — 1-253 letters, digits, '-', '_', '.' (e.g. 'token')",
@@ -150,6 +150,20 @@ class ModelSource(StrictModel):
             )
         if self.type is not ModelSourceType.IMAGE and (self.image or self.path):
             raise PydanticCustomError("not_image", "image and path apply to type: image only", {"field": "type"})
+        if self.type is not ModelSourceType.S3:
+            refuse_unread(
+                self,
+                ("streamer_concurrency",),
+                f"with type s3 only (the Run:ai streamer's parallel reads), and the source is type {self.type.value}",
+                "set type: s3",
+            )
+        if self.type is not ModelSourceType.HF:
+            refuse_unread(
+                self,
+                ("cache_size_gib",),
+                f"with type hf only (the download cache volume), and the source is type {self.type.value}",
+                "set type: hf",
+            )
         return self
 
 
@@ -185,7 +199,7 @@ class ModelConfig(StrictModel):
     @classmethod
     def _revision(cls, value: str) -> str:
         # It names the bucket prefix (an IAM resource) and reaches the model-sync Job: no wildcard, no shell.
-        if not _REVISION.match(value) or ".." in value or value.endswith("/"):
+        if not _REVISION.match(check_plain(value, "a Hugging Face revision")) or ".." in value or value.endswith("/"):
             raise PydanticCustomError(
                 "revision",
                 "not a Hugging Face revision — a branch, tag or commit of letters, digits, '.', '_', '-', '/' "
@@ -196,7 +210,7 @@ class ModelConfig(StrictModel):
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:
-        if not _HF_ID.match(value):
+        if not _HF_ID.match(check_plain(value, "a Hugging Face model id")):
             raise PydanticCustomError("model_id", "not a Hugging Face model id — 'organization/name'")
         return value
 
@@ -406,8 +420,8 @@ class VllmWorkloadConfig(SingleModelWorkload):
             raise PydanticCustomError(
                 "aibrix_served_name",
                 "AIBrix routes by the label model.aibrix.ai/name, which must equal the Service name and "
-                "--served-model-name: the served name is the workload's name {name!r} — remove model.served_name",
-                {"name": self.name, "field": "model.served_name"},
+                "--served-model-name: the served name is the workload's name {name} — remove model.served_name",
+                {"name": repr(self.name), "field": "model.served_name"},
             )
         return self
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from inferstack.catalog.versions import IMAGES
+from inferstack.config.errors import did_you_mean
 from inferstack.config.litellm import DatabaseMode, LiteLLMBackend, LiteLLMWorkloadConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import SecretRef, WorkloadBase
@@ -54,6 +55,33 @@ def _workload(config: InferstackConfig, backend: LiteLLMBackend) -> list[Workloa
     ]
 
 
+def _unresolved(
+    config: InferstackConfig, gateway: LiteLLMWorkloadConfig, backend: LiteLLMBackend, path: str, names: list[str]
+) -> BackendProblem:
+    """Why ``backend`` names no workload, at the field that is wrong: it names the gateway itself, a workload of
+    another namespace than its ``namespace``, or no workload (with the nearest name)."""
+    valid = f"name one of {', '.join(names) or 'none'}"
+    if backend.workload == gateway.name and backend.namespace in (None, gateway.namespace):
+        return BackendProblem(
+            f"{path}.workload",
+            f"{backend.workload!r} is this gateway itself — a backend is a workload that serves the model",
+            valid,
+        )
+    elsewhere = sorted({w.namespace for w in config.workloads if w.name == backend.workload and w is not gateway})
+    if elsewhere:
+        where = ", ".join(elsewhere)
+        return BackendProblem(
+            f"{path}.namespace",
+            f"{backend.namespace!r} — {backend.workload!r} is in namespace {where}",
+            f"set namespace: {where}" if len(elsewhere) == 1 else f"set namespace to one of {where}",
+        )
+    return BackendProblem(
+        f"{path}.workload",
+        f"{backend.workload!r} is not a workload of this config{did_you_mean(backend.workload, names)}",
+        valid,
+    )
+
+
 def resolve_backends(
     config: InferstackConfig, workload: LiteLLMWorkloadConfig, index: int
 ) -> tuple[list[ResolvedBackend], list[BackendProblem]]:
@@ -79,15 +107,9 @@ def resolve_backends(
                     )
                 )
                 continue
-            matches = _workload(config, backend)
-            if not matches or matches[0] is workload:
-                problems.append(
-                    BackendProblem(
-                        f"{path}.workload",
-                        f"{backend.workload!r} is not a workload of this config",
-                        f"name one of {', '.join(names) or 'none'}",
-                    )
-                )
+            matches = [w for w in _workload(config, backend) if w is not workload]
+            if not matches:
+                problems.append(_unresolved(config, workload, backend, path, names))
                 continue
             if len(matches) > 1:
                 problems.append(

@@ -19,6 +19,7 @@ from inferstack.rules import (
     efa,
     eks_endpoint,
     eks_logging,
+    gateway_clients,
     images,
     karpenter_limits,
     model_context,
@@ -47,6 +48,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     *images.RULES,
     *model_context.RULES,
     *prefix_overlap.RULES,
+    *gateway_clients.RULES,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 

@@ -115,8 +115,6 @@ _RETENTION_DAYS: tuple[tuple[int, logs.RetentionDays], ...] = (
 
 
 def _retention(days: int) -> logs.RetentionDays:
-    """The CloudWatch retention class at or above ``days`` (CloudWatch accepts only fixed values)."""
-    for limit, member in _RETENTION_DAYS:
-        if limit >= days:
-            return member
-    return logs.RetentionDays.TEN_YEARS
+    """The CloudWatch retention class of ``days`` — one of CloudWatch's values: the config refuses any other
+    (``network.flow_log_retention_days``) rather than have it rounded here."""
+    return dict(_RETENTION_DAYS)[days]

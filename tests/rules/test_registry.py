@@ -130,6 +130,7 @@ WARNING_RULES = frozenset(
         "CHECKLIST-MONITORING",
         "CHECKLIST-LOGS",
         "CHECKLIST-NETWORK-POLICY",
+        "NETWORK-GATEWAY-CLIENTS",
     }
 )
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
@@ -327,6 +328,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         {"storage": {"model_bucket": None}},
         {},
     ),
+    "BENCH-CONTEXT": case(
+        workload(bench={}),
+        workload(bench={"input_tokens": 40000, "output_tokens": 1024}),  # Qwen3-8B's 40,960 on the L40S pool
+        workload(bench={"input_tokens": 32768, "output_tokens": 1024}),
+    ),
     "CHECKLIST-MONITORING": case({}, workload(monitoring=False), workload(monitoring=True)),
     "CHECKLIST-LOGS": case({}, {"observability": {"log_shipping": False}}, {"observability": {"log_shipping": True}}),
     "CHECKLIST-NETWORK-POLICY": case(
@@ -497,6 +503,23 @@ CASES: dict[str, tuple[dict, dict]] = {
         },
         workload(name="qwen-2"),  # the gateway's backend is gone
         workload(name="qwen"),
+    ),
+    "NETWORK-GATEWAY-CLIENTS": case(
+        {
+            "workloads": [
+                *BASE["workloads"],
+                {
+                    "kind": "litellm",
+                    "name": "gateway",
+                    "namespace": "gateway",
+                    "pool": "general",
+                    "master_key_secret": {"name": "litellm"},
+                    "routes": [{"name": "chat", "backends": [{"workload": "qwen"}]}],
+                },
+            ]
+        },
+        {"network_policies": {"namespace_clients": False}},  # its backend admits only it, and it admits nobody
+        {"network_policies": {"namespace_clients": False, "client_namespaces": ["apps"]}},
     ),
     # aibrix
     "AIBRIX-CONTROL-PLANE": case(
