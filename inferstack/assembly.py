@@ -19,7 +19,19 @@ def json_property(value: str | dict[str, Any]) -> Any:
     if isinstance(value, str):
         return json.loads(value)
     parts = value.get("Fn::Join", ["", []])[1]
-    return json.loads("".join(p if isinstance(p, str) else DEPLOY_TIME_VALUE for p in parts))
+    return json.loads("".join(_part(p) for p in parts))
+
+
+def _part(part: str | dict[str, Any]) -> str:
+    """A joined part as text: a literal as is; an ``Fn::Sub`` of pseudo parameters (a container asset's URI:
+    ``${AWS::AccountId}.dkr.ecr.${AWS::Region}…:<content hash>``) as its template, whose literal parts (the tag)
+    a reader may judge; any other intrinsic as :data:`DEPLOY_TIME_VALUE`."""
+    if isinstance(part, str):
+        return part
+    sub = part.get("Fn::Sub")
+    if isinstance(sub, str) and '"' not in sub and "\\" not in sub:
+        return sub
+    return DEPLOY_TIME_VALUE
 
 
 def manifests(template: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:

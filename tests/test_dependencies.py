@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "inferstack"
 #: Imported only by the optional extra that needs them (``pip install inferstack[preflight]``).
-OPTIONAL = {"boto3": "preflight", "botocore": "preflight"}
+OPTIONAL = {"boto3": "preflight", "botocore": "preflight", "pytest": "testing", "syrupy": "testing"}
 
 
 def _normal(name: str) -> str:

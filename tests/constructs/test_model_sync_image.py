@@ -103,7 +103,11 @@ def test_the_platform_builds_the_image_as_a_container_asset(default_app):
     sync = next(
         o for o in default_app.kubernetes_objects() if o["kind"] == "Job" and "model-sync" in o["metadata"]["name"]
     )
-    assert sync["spec"]["template"]["spec"]["containers"][0]["image"] == "${Token[deploy-time]}"
+    image = sync["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image.startswith(
+        "${AWS::AccountId}.dkr.ecr.${AWS::Region}.${AWS::URLSuffix}/cdk-hnb659fds-container-assets-"
+    )
+    assert len(image.rsplit(":", 1)[1]) == 64  # tagged with the asset's content hash
     workloads = json.dumps(default_app.template("workloads"))
     assert "/cdk-hnb659fds-container-assets-${AWS::AccountId}-${AWS::Region}:" in workloads
     assets = json.loads(next(default_app.directory.glob("*-storage.assets.json")).read_text())

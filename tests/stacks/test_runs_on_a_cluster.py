@@ -133,6 +133,7 @@ class TestJobUpdates:
             "prefix": "models/x/",
             "region": "us-west-2",
             "model_id": "org/x",
+            "image": "registry.example.com/model-sync:1",
             **changes,
         }
         chart = cdk8s.Chart(cdk8s.App(), "c")
