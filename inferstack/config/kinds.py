@@ -23,10 +23,9 @@ from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import WORKLOAD_OPERATORS
 from inferstack.catalog.metrics import EngineMetrics
 from inferstack.catalog.versions import ENGINE_IMAGES, IMAGES
-from inferstack.config.workloads import WorkloadBase
+from inferstack.config.workloads import DEFAULT_KIND, WorkloadBase
 
 #: ``kind`` of a workload that does not say.
-DEFAULT_KIND = "vllm"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -6,7 +6,7 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import AcceleratorKind
@@ -255,10 +255,25 @@ class ModelConfig(StrictModel):
         return self.served_name or self.id
 
 
+#: The kind of a workload entry without ``kind``.
+DEFAULT_KIND = "vllm"
+
+
+def _kind_in_schema(schema: dict[str, Any], model: type) -> None:
+    """A kind's JSON Schema requires ``kind``, except the default kind's (an entry without ``kind`` is a vllm
+    workload): an editor then matches one branch of ``workloads[]``, not every branch whose required fields an
+    entry happens to have."""
+    kind = getattr(model, "model_fields", {}).get("kind")
+    if kind is not None and kind.default not in (None, DEFAULT_KIND) and isinstance(kind.default, str):
+        schema["required"] = sorted({*schema.get("required", []), "kind"})
+
+
 class WorkloadBase(StrictModel):
     """What every workload kind has: a name, a pool, a model and its source, replicas, resources and monitoring.
     A kind (``vllm``, ``vllm_multinode``, …) subclasses it with ``kind`` as a literal and its engine settings; the
     registry (:mod:`inferstack.config.kinds`) makes ``workloads[]`` a union discriminated on ``kind``."""
+
+    model_config = ConfigDict(**StrictModel.model_config, json_schema_extra=_kind_in_schema)
 
     kind: str
     """The workload kind: how the model is served. Default ``vllm`` (one vLLM server per replica)."""
