@@ -5,6 +5,12 @@
 A bad config or a rule violation prints every problem with its config path and exits 1 (no traceback).
 """
 
+import os
+
+# Node 20 (the toolchain's) is past jsii's end of life: without this, every `npx cdk synth` run outside make prints
+# an eleven-line banner before inferstack's own output. Other Node versions still warn.
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
 from inferstack.app import main
 
 if __name__ == "__main__":

@@ -115,6 +115,24 @@ def load_config(path: str | Path) -> InferstackConfig:
     return parse_config(_load_yaml(text, source), source)
 
 
+#: What the parser's problems most often mean in a hand-written config, by a phrase of the problem.
+_HINTS = {
+    "mapping values are not allowed": "a key's value on the same line holds a ': ' — quote it, or the key above is "
+    "indented wrongly",
+    "could not find expected ':'": "a key without ':' or a line indented deeper than its siblings",
+    "did not find expected key": "the indentation changes inside a mapping — align each key with its siblings",
+    "did not find expected '-' indicator": "a list item indented differently from the items before it",
+    "expected <block end>": "a line indented differently from its siblings (a key under a list item starts where "
+    "the item's first key does)",
+    "found character '\\t'": "a tab — YAML indents with spaces only",
+}
+
+
+def _hint(problem: str) -> str:
+    """`` — <hint>`` for a parser problem a hand-written config commonly causes (indentation, tabs), else ``""``."""
+    return next((f" — {hint}" for phrase, hint in _HINTS.items() if phrase in problem), "")
+
+
 def _load_yaml(text: str, source: str) -> Any:
     """Parse ``text`` with the hardened loader; every failure is one :class:`ConfigError` with line and column."""
     try:
@@ -141,7 +159,7 @@ def _load_yaml(text: str, source: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<file>"
         problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(source, [Problem(where, f"invalid YAML: {problem}")]) from None
+        raise ConfigError(source, [Problem(where, f"invalid YAML: {problem}{_hint(problem)}")]) from None
     except RecursionError:
         raise ConfigError(source, [Problem("<file>", "nested too deeply to read")]) from None
     finally:

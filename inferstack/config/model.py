@@ -331,6 +331,14 @@ class ClusterConfig(StrictModel):
     @field_validator("kubernetes_version", mode="before")
     @classmethod
     def _known_version(cls, value: object) -> str:
+        if isinstance(value, float):
+            # YAML reads an unquoted 1.30 as the number 1.3: say so, rather than "1.3 is not supported".
+            raise PydanticCustomError(
+                "k8s_version_number",
+                "a number, not a version (YAML reads an unquoted 1.30 as 1.3) — quote it, e.g. kubernetes_version: "
+                '"1.36"; supported: {valid}',
+                {"valid": ", ".join(KUBERNETES_RELEASES)},
+            )
         text = str(value)
         if text not in KUBERNETES_RELEASES:
             raise PydanticCustomError(
