@@ -118,6 +118,19 @@ def _plan(config_path: str) -> int:
     return 0
 
 
+def _endpoints(config_path: str) -> int:
+    """Print where each workload answers and the commands that try it (:mod:`inferstack.plan.access`)."""
+    from inferstack.plan.access import access_report
+
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(access_report(config), end="")
+    return 0
+
+
 def _bench(name: str, config_path: str) -> int:
     """Print the command that starts one run of workload ``name``'s benchmark, and where its results land."""
     from inferstack.plan.bench import BenchError, resolve_bench
@@ -289,6 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     preflight.add_argument(
         "--prices", action="store_true", help="also compare the vendored prices with the Pricing API"
     )
+    endpoints = sub.add_parser(
+        "endpoints", help="where each workload answers, and the port-forward and curl that try it"
+    )
+    endpoints.add_argument("config", nargs="?", default="inferstack.yaml")
     bench = sub.add_parser("bench", help="print the command that runs a workload's benchmark Job")
     bench.add_argument("name", help="the workload's name")
     bench.add_argument("config", nargs="?", default="inferstack.yaml")
@@ -317,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         return _diff(args.old, args.new, args.accept_loss)
     if args.command == "bench":
         return _bench(args.name, args.config)
+    if args.command == "endpoints":
+        return _endpoints(args.config)
     if args.command == "preflight":
         return _preflight(args.config, args.region, prices=args.prices)
     if args.command == "summary":

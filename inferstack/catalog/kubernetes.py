@@ -45,6 +45,9 @@ LOGGING_NAMESPACE = "logging"
 #: default installs), installed by you (``cluster.knative_serving``).
 KNATIVE_NAMESPACE = "knative-serving"
 KNATIVE_GATEWAY_NAMESPACES = {"kourier": "kourier-system", "istio": "istio-system"}
+#: The cluster-local gateway Service of each Knative ingress (port 80; net-kourier's and net-istio's default
+#: installs), which routes by Host header to a Knative Service.
+KNATIVE_LOCAL_GATEWAYS = {"kourier": "kourier-internal", "istio": "knative-local-gateway"}
 #: AIBrix's control plane (v0.7.0 release manifests: its controller and gateway plugins) and the Envoy Gateway
 #: that runs its proxies, installed by you (``cluster.aibrix``).
 AIBRIX_CONTROLLER_NAMESPACE, AIBRIX_GATEWAY_NAMESPACE = "aibrix-system", "envoy-gateway-system"

@@ -148,6 +148,13 @@ def _gateways(platform: ResolvedPlatform) -> dict[tuple[str, str], list[Resolved
     return routed
 
 
+def gateways_in_front(platform: ResolvedPlatform, workload: ResolvedWorkload) -> tuple[list[ResolvedWorkload], bool]:
+    """The LiteLLM gateways routing to ``workload``, and whether clients reach it only through them (what its
+    NetworkPolicy admits)."""
+    gateways = _gateways(platform).get((workload.namespace, workload.name), [])
+    return gateways, _only_through_gateways(workload, gateways)
+
+
 def _only_through_gateways(workload: ResolvedWorkload, gateways: list[ResolvedWorkload]) -> bool:
     """A workload some LiteLLM gateway routes to is reached through it only — clients calling it directly would skip
     the gateway's keys and limits — unless a backend entry naming it sets ``direct_clients``."""
