@@ -6,9 +6,11 @@ The public API (``import inferstack``):
   :class:`ConfigError` (every problem with its config path);
 * the plan and the rules — :func:`resolve` (config → :class:`ResolvedPlatform`), :func:`evaluate` (the rules'
   findings, acknowledgements applied), :func:`enforce` (raises :class:`RuleViolationError`);
-* the CDK app — :func:`build_platform` (every stack of one config, rules enforced, into your own ``cdk.App``;
-  imported on first use: it loads aws-cdk-lib);
-* workload kinds — :class:`WorkloadKind`, :func:`register_kind`, :func:`unregister_kind`, :data:`KINDS`.
+* the CDK app — :func:`build_platform` (every stack of one config into your own ``cdk.App``, after the rules and
+  with cdk-nag over its stacks; imported on first use: it loads aws-cdk-lib);
+* workload kinds — :class:`WorkloadKind`, :func:`register_kind`, :func:`unregister_kind`, :data:`KINDS`;
+* snapshot tests of your own config — :mod:`inferstack.testing` (a pytest plugin; ``pip install
+  inferstack[testing]``).
 
 Layers (imports point one way): ``catalog`` (facts) → ``config`` (typed, validated input) → ``sizing`` → ``plan``
 (the resolved platform) → ``rules`` (synth-time checks) → ``constructs`` (cdk8s, no config) → ``charts`` (cdk8s from
