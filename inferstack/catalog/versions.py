@@ -229,9 +229,11 @@ IMAGES: dict[str, str] = {
     "dynamo-operator": "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.4.0",
 }
 
-#: Python packages of the model-sync image (exact pins; hf_transfer speeds up large downloads). Their wheels, and
-#: every dependency's, are locked with sha256 in inferstack/images/model-sync/requirements.txt (``make images``).
-MODEL_SYNC_PACKAGES: tuple[str, ...] = ("huggingface_hub==2.4.0", "hf_transfer==0.1.9", "boto3==1.44.5")
+#: Python packages of the model-sync image (exact pins). Their wheels, and every dependency's, are locked with
+#: sha256 in inferstack/images/model-sync/requirements.txt (``make images``). huggingface_hub 2.4.0 downloads
+#: through hf_xet, its own dependency (constants.py: "hf_transfer is not used anymore"; HF_XET_HIGH_PERFORMANCE
+#: replaces HF_HUB_ENABLE_HF_TRANSFER), so hf_transfer is not installed.
+MODEL_SYNC_PACKAGES: tuple[str, ...] = ("huggingface_hub==2.4.0", "boto3==1.44.5")
 #: The CPython minor version of ``IMAGES["model-sync-base"]`` (the wheels are locked for it).
 MODEL_SYNC_PYTHON = "3.12"
 

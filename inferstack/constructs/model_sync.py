@@ -135,7 +135,8 @@ class ModelSyncJob(Construct):
             k8s.EnvVar(name="AWS_DEFAULT_REGION", value=props.region),
             k8s.EnvVar(name="HOME", value="/work"),
             k8s.EnvVar(name="WORK_DIR", value="/work"),
-            k8s.EnvVar(name="HF_HUB_ENABLE_HF_TRANSFER", value="1"),
+            # hf_xet's high-performance mode (huggingface_hub 2.x; HF_HUB_ENABLE_HF_TRANSFER only warns there)
+            k8s.EnvVar(name="HF_XET_HIGH_PERFORMANCE", value="1"),
             k8s.EnvVar(name="INCLUDE", value=",".join(props.include)),
             k8s.EnvVar(name="EXCLUDE", value=",".join(props.exclude)),
         ]
