@@ -133,6 +133,9 @@ class DynamoComponentProps:
     none."""
     init_containers: Sequence[k8s.Container] = ()
     """Init containers of the component pods (e.g. waiting for the model sync). Default none."""
+    init_mounts: Sequence[Mount] = ()
+    """Volumes only the init containers mount, each carrying its volume (see ``ServingPodProps.init_mounts``).
+    Default none."""
     shm_gib: float = 8
     """``sharedMemorySize`` (``/dev/shm``), GiB. Default 8 (the operator's)."""
 
@@ -264,6 +267,7 @@ class DynamoGraph(Construct):
             startup_seconds=600,
             shm_gib=component.shm_gib,
             init_containers=component.init_containers,
+            init_mounts=component.init_mounts,
             mounts=component.mounts,
         )
         container = k8s.Container(

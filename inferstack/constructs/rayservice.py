@@ -115,7 +115,10 @@ class RayServiceProps:
     """Ray-container mounts of every pod, head and workers, besides ``/dev/shm``, HOME (or the cache) and /tmp, each
     carrying its volume (e.g. the model's). Default none."""
     init_containers: Sequence[k8s.Container] = ()
-    """Init containers of every pod (e.g. waiting for the model sync)."""
+    """Init containers of every pod (e.g. waiting for the model sync). Default none."""
+    init_mounts: Sequence[Mount] = ()
+    """Volumes only the init containers mount, each carrying its volume (see ``ServingPodProps.init_mounts``).
+    Default none."""
     upgrade_strategy: str = "NewCluster"
     """KubeRay's ``upgradeStrategy.type``: ``NewCluster`` (a cluster change brings up a new RayCluster and switches
     traffic once it serves) or ``None`` (cluster changes are not rolled out). Default ``NewCluster``."""
@@ -322,6 +325,7 @@ class RayServiceServer(Construct):
             startup_seconds=600,
             shm_gib=shm_gib,
             init_containers=props.init_containers,
+            init_mounts=props.init_mounts,
             mounts=props.mounts,
         )
         container = k8s.Container(

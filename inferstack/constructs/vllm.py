@@ -241,6 +241,9 @@ class VllmServerProps:
     """Variables read from Secrets: name → (Secret, key). Default none."""
     init_containers: Sequence[k8s.Container] = ()
     """Init containers run before vLLM (e.g. waiting for the model sync). Default none."""
+    init_mounts: Sequence[Mount] = ()
+    """Volumes only the init containers mount, each carrying its volume (see ``ServingPodProps.init_mounts``).
+    Default none."""
     extra_mounts: Sequence[Mount] = ()
     """vLLM-container mounts besides the model's (and ``/dev/shm``, HOME, /tmp), each carrying its volume. Default
     none."""
@@ -390,6 +393,7 @@ def vllm_pod_props(
         replicas=props.replicas,
         shm_gib=props.shm_gib,
         init_containers=props.init_containers,
+        init_mounts=props.init_mounts,
         mounts=[*props.model.mounts, *props.extra_mounts],
         autoscaling=props.autoscaling,
         monitoring=props.monitoring,

@@ -11,7 +11,7 @@ import pytest
 from cdk8s_plus_36 import k8s
 
 from inferstack.constructs.batch import script_job
-from inferstack.constructs.pod import ServingWorkload
+from inferstack.constructs.pod import PodPlacement, ServingWorkload
 from inferstack.constructs.pod.mounts import Mount, check_mounted, empty_dir, pod_volumes, volume_mounts
 from inferstack.constructs.validation import PropError
 from tests.constructs.test_serving_pod import TOY
@@ -19,6 +19,60 @@ from tests.constructs.test_serving_pod import TOY
 MODEL = k8s.Volume(
     name="model", persistent_volume_claim=k8s.PersistentVolumeClaimVolumeSource(claim_name="weights", read_only=True)
 )
+
+
+def _pod_specs(objects: list[dict]) -> list[dict]:
+    """Every pod spec in ``objects``: Deployments, RayService head and workers, Dynamo components."""
+    specs = []
+    for obj in objects:
+        spec = obj.get("spec", {})
+        if obj["kind"] == "Deployment":
+            specs.append(spec["template"]["spec"])
+        elif obj["kind"] == "RayService":
+            cluster = spec["rayClusterConfig"]
+            specs += [cluster["headGroupSpec"]["template"]["spec"]]
+            specs += [group["template"]["spec"] for group in cluster["workerGroupSpecs"]]
+        elif obj["kind"] == "DynamoGraphDeployment":
+            specs += [component["podTemplate"]["spec"] for component in spec["components"]]
+    return specs
+
+
+def _ray(init: k8s.Container, mount: Mount) -> list[dict]:
+    from inferstack.constructs.rayservice import RayServiceProps, RayServiceServer, RayWorkerGroupProps
+
+    worker = RayWorkerGroupProps(
+        name="gpu", requests={"cpu": "4"}, limits={"memory": "16Gi"}, placement=PodPlacement(), max_replicas=1
+    )
+    props = RayServiceProps(
+        name="r", namespace="ns", image="rayproject/ray-llm:2.52.0-py311-cu128", ray_version="2.52.0",
+        service_account="r", serve_config={"applications": []}, head_requests={"cpu": "1"}, head_limits={},
+        head_placement=PodPlacement(), workers=[worker], init_containers=[init], init_mounts=[mount],
+    )  # fmt: skip
+    chart = cdk8s.Chart(cdk8s.App(), "c")
+    RayServiceServer(chart, "r", props)
+    return _pod_specs(chart.to_json())
+
+
+def _dynamo(init: k8s.Container, mount: Mount) -> list[dict]:
+    from inferstack.constructs.dynamo import DynamoComponentProps, DynamoGraph, DynamoGraphProps
+
+    frontend = DynamoComponentProps(
+        name="frontend", type="frontend", image="nvcr.io/nvidia/ai-dynamo/dynamo-frontend:1.4.0",
+        command=["python3"], requests={"cpu": "1"}, limits={}, placement=PodPlacement(),
+        init_containers=[init], init_mounts=[mount],
+    )  # fmt: skip
+    chart = cdk8s.Chart(cdk8s.App(), "c")
+    DynamoGraph(chart, "g", DynamoGraphProps(name="g", namespace="dynamo", components=[frontend]))
+    return _pod_specs(chart.to_json())
+
+
+def _vllm(init: k8s.Container, mount: Mount) -> list[dict]:
+    from tests.constructs.test_validation import GOOD, build
+
+    return _pod_specs(build(dataclasses.replace(GOOD, init_containers=[init], init_mounts=[mount])))
+
+
+INIT_MOUNT_PODS = {"ray": _ray, "dynamo": _dynamo, "vllm": _vllm}
 
 
 def _pod(props) -> dict:
@@ -65,6 +119,24 @@ def test_an_init_container_mounting_a_volume_the_pod_lacks_is_refused():
         _pod(dataclasses.replace(TOY, init_containers=[init]))
     spec = _pod(dataclasses.replace(TOY, init_containers=[init], mounts=[Mount(path="/models", volume=MODEL)]))
     assert spec["initContainers"][0]["volumeMounts"] == [{"name": "model", "mountPath": "/m"}]
+
+
+def test_a_volume_only_the_init_containers_mount_is_a_pod_volume_the_engine_does_not_mount():
+    setup = Mount(path="/setup", volume=k8s.Volume(name="setup", config_map=k8s.ConfigMapVolumeSource(name="steps")))
+    init = k8s.Container(name="prepare", image="example.com/prepare:1", volume_mounts=volume_mounts([setup]))
+    spec = _pod(dataclasses.replace(TOY, init_containers=[init], init_mounts=[setup]))
+    assert [v["name"] for v in spec["volumes"]] == ["shm", "home", "tmp", "setup"]
+    assert spec["volumes"][3]["configMap"] == {"name": "steps"}
+    assert "setup" not in {m["name"] for m in spec["containers"][0]["volumeMounts"]}
+    assert spec["initContainers"][0]["volumeMounts"] == [{"name": "setup", "mountPath": "/setup"}]
+
+
+@pytest.mark.parametrize("kind", ["ray", "dynamo", "vllm"])
+def test_every_serving_construct_passes_its_init_mounts_to_the_pod(kind):
+    setup = Mount(path="/setup", volume=empty_dir("setup"))
+    init = k8s.Container(name="prepare", image="example.com/prepare:1", volume_mounts=volume_mounts([setup]))
+    pods = INIT_MOUNT_PODS[kind](init, setup)
+    assert pods and all("setup" in {v["name"] for v in pod["volumes"]} for pod in pods)
 
 
 def test_an_init_container_may_mount_the_built_in_volumes():

@@ -148,8 +148,12 @@ class EnginePlacement:
     pod's volumes are these and the three built-in ones. Default none."""
     init_containers: Sequence[k8s.Container] = ()
     """Init containers run before the engine (e.g. waiting for the model sync). They may mount only the pod's
-    volumes: ``/dev/shm`` (``shm``), HOME (``home``), /tmp (``tmp``) and those of ``mounts`` — anything else is
-    refused. Default none."""
+    volumes: ``/dev/shm`` (``shm``), HOME (``home``), /tmp (``tmp``), those of ``mounts`` and those of
+    ``init_mounts`` — anything else is refused. Default none."""
+    init_mounts: Sequence[Mount] = ()
+    """Volumes only the init containers mount (the engine container does not), e.g. a ConfigMap a set-up step
+    reads: each carrying its volume, added to the pod's; the init containers list their own ``volumeMounts``
+    (:func:`~inferstack.constructs.pod.mounts.volume_mounts`). Default none."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra labels of the Deployment and its pods; ``app.kubernetes.io/*`` keys are refused (they select the pods).
     Default none."""
@@ -309,13 +313,13 @@ def pod_template(
     props: ServingPodProps, labels: Mapping[str, str], container: k8s.Container | None = None
 ) -> k8s.PodTemplateSpec:
     """The serving pod: ``container`` (default :func:`serving_container` of ``props``), the volumes of
-    :func:`serving_mounts` (memory-backed ``/dev/shm``, HOME, /tmp, the model's), init containers, service account
-    without a token, the placement (priority, scheduler, node selector, tolerations; not the untyped ``affinity``:
-    :func:`pod_template_json` and :class:`ServingWorkload` add it), RuntimeDefault seccomp and the termination grace
-    period.
+    :func:`serving_mounts` (memory-backed ``/dev/shm``, HOME, /tmp, the model's) and of ``init_mounts``, init
+    containers, service account without a token, the placement (priority, scheduler, node selector, tolerations; not
+    the untyped ``affinity``: :func:`pod_template_json` and :class:`ServingWorkload` add it), RuntimeDefault seccomp
+    and the termination grace period.
 
     :raises PropError: a container (``container``, an init container) mounting a volume the pod does not have."""
-    volumes = pod_volumes(f"pod {props.name!r}", serving_mounts(props))
+    volumes = pod_volumes(f"pod {props.name!r}", serving_mounts(props), props.init_mounts)
     check_mounted(f"pod {props.name!r}", [*props.init_containers, *([container] if container else [])], volumes)
     return k8s.PodTemplateSpec(
         metadata=k8s.ObjectMeta(labels=dict(labels), annotations=dict(props.annotations) or None),
