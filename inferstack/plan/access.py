@@ -118,6 +118,12 @@ def workload_access(config: InferstackConfig) -> list[Access]:
     return found
 
 
+def jsonpath_key(key: str) -> str:
+    """A Secret data key as one kubectl JSONPath segment: its dots escaped (``tls.crt`` → ``tls\\.crt``), since a
+    bare dot would descend into a child that does not exist and print nothing."""
+    return key.replace(".", "\\.")
+
+
 def _try_it(access: Access) -> list[str]:
     assert access.service is not None
     port = access.port or 80
@@ -128,7 +134,7 @@ def _try_it(access: Access) -> list[str]:
         secret, key = access.key_secret
         auth = (
             f' -H "Authorization: Bearer $(kubectl -n {access.namespace} get secret {secret} '
-            f"-o jsonpath='{{.data.{key}}}' | base64 -d)\""
+            f"-o jsonpath='{{.data.{jsonpath_key(key)}}}' | base64 -d)\""
         )
     forward = f"kubectl -n {access.namespace} port-forward svc/{access.service} {LOCAL_PORT}:{port}"
     if access.knative_gateway is not None:  # Knative routes by Host at its local gateway

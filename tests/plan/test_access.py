@@ -56,6 +56,17 @@ def test_a_backend_behind_a_gateway_says_so_and_the_gateway_carries_its_key():
     assert "clients reach it only through gateway/llm-gateway" in report
 
 
+def test_a_secret_key_with_dots_is_one_jsonpath_segment():
+    config = load_config(EXAMPLES / "litellm-gateway.yaml")
+    gateway = config.workloads[-1]
+    dotted = gateway.model_copy(
+        update={"master_key_secret": gateway.master_key_secret.model_copy(update={"key": "master.key"})}
+    )
+    report = access_report(config.model_copy(update={"workloads": (*config.workloads[:-1], dotted)}))
+    # kubectl's JSONPath reads `.data.master.key` as data → master → key, which prints nothing
+    assert "-o jsonpath='{.data.master\\.key}'" in report
+
+
 def test_a_kind_without_an_openai_api_says_why():
     (access,) = workload_access(load_config(EXAMPLES / "triton-vllm.yaml"))
     assert access.service is None and "KServe v2" in (access.no_endpoint or "")
