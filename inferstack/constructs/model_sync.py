@@ -137,6 +137,11 @@ class ModelSyncJob(Construct):
             k8s.EnvVar(name="WORK_DIR", value="/work"),
             # hf_xet's high-performance mode (huggingface_hub 2.x; HF_HUB_ENABLE_HF_TRANSFER only warns there)
             k8s.EnvVar(name="HF_XET_HIGH_PERFORMANCE", value="1"),
+            # No xet chunk cache (10 GB under HOME by default, xet-runtime's DEFAULT_CHUNK_CACHE_CAPACITY; the name is
+            # in hf-xet 1.8.0's binary): each file is read once, so the cache would only write every byte twice into
+            # the scratch volume. hf-xet's download buffers follow the cgroup memory limit (xet-runtime 1.7: usable
+            # memory / 16), so the 4Gi limit bounds them.
+            k8s.EnvVar(name="HF_XET_CHUNK_CACHE_SIZE_BYTES", value="0"),
             k8s.EnvVar(name="INCLUDE", value=",".join(props.include)),
             k8s.EnvVar(name="EXCLUDE", value=",".join(props.exclude)),
         ]

@@ -81,6 +81,15 @@ def test_the_job_runs_the_script_and_installs_nothing():
     assert "PYTHONPATH" not in {e["name"] for e in container["env"]}
 
 
+def test_hf_xet_downloads_fast_without_a_second_copy_in_the_scratch_volume():
+    """huggingface_hub 2.x downloads through hf-xet: its high-performance mode on, its 10 GB chunk cache off (each
+    file is read once; the cache would write every byte twice under HOME, in the scratch emptyDir)."""
+    (container,) = _job()["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["HF_XET_HIGH_PERFORMANCE"] == "1" and env["HF_XET_CHUNK_CACHE_SIZE_BYTES"] == "0"
+    assert "HF_HUB_ENABLE_HF_TRANSFER" not in env  # hf_transfer is not in the image
+
+
 def test_a_new_image_behind_a_token_is_a_new_job():
     """A Job's pod template is immutable: the asset's content hash names the Job, although its URI is a token."""
     first = _job(image_identity="aaaa")["metadata"]["name"]
