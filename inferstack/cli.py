@@ -185,6 +185,7 @@ def _check(config_path: str) -> int:
         from inferstack.charts.workload import StorageRefs
         from inferstack.constructs.custom_resource import CustomResourceError
         from inferstack.constructs.validation import PropError
+        from inferstack.plan.workloads import workloads_plan
         from inferstack.stacks.workloads import render_workloads
 
         try:
@@ -196,7 +197,7 @@ def _check(config_path: str) -> int:
                 fsx_mount_name="mount",
                 sync_image=config.storage.model_sync_image or "registry.invalid/inferstack/model-sync:check",
             )
-            render_workloads(config, None, placeholders)
+            render_workloads(workloads_plan(config), None, placeholders)
         except ConfigError as exc:
             print(ConfigError(config_path, exc.problems), file=sys.stderr)
             return 1

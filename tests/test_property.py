@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, load_config, parse_config
 from inferstack.constructs.validation import PropError
+from inferstack.plan.workloads import workloads_plan
 from inferstack.rules import evaluate
 from inferstack.stacks.workloads import render_workloads
 from tests.synth import ROOT, SYNC_IMAGE
@@ -131,7 +132,7 @@ def test_a_damaged_config_gets_named_errors_or_builds(data):
         return
     event("accepted and rendered")
     try:
-        render_workloads(config, None, REFS)  # what check accepts, synth's Kubernetes side builds
+        render_workloads(workloads_plan(config), None, REFS)  # what check accepts, synth's Kubernetes side builds
     except PropError as error:  # a named construct error, never a traceback
         assert str(error).strip()
 

@@ -13,7 +13,6 @@ from inferstack.catalog.kubernetes import PROMETHEUS_NAMESPACE
 from inferstack.catalog.metrics import DCGM, NIM, RAY_VLLM, VLLM, EngineMetrics
 from inferstack.config.alerts import AlertTargets
 from inferstack.config.kinds import kind_of
-from inferstack.config.model import InferstackConfig
 from inferstack.constructs.monitoring import WORKLOAD_SERIES_LABEL
 from inferstack.constructs.observability import (
     Dashboard,
@@ -21,7 +20,7 @@ from inferstack.constructs.observability import (
     ServedWorkload,
     ServingTargets,
 )
-from inferstack.plan import ResolvedWorkload, resolve
+from inferstack.plan import ResolvedWorkload
 
 #: (uid, title, engine) of each serving dashboard.
 DASHBOARDS: tuple[tuple[str, str, EngineMetrics], ...] = (
@@ -61,9 +60,9 @@ def served_workload(workload: ResolvedWorkload) -> ServedWorkload | None:
     )
 
 
-def served_workloads(config: InferstackConfig) -> list[ServedWorkload]:
-    """The workloads with monitoring on whose engine's series inferstack knows."""
-    return [w for w in map(served_workload, resolve(config).workloads) if w is not None]
+def served_workloads(workloads: Sequence[ResolvedWorkload]) -> list[ServedWorkload]:
+    """The ``workloads`` with monitoring on whose engine's series inferstack knows."""
+    return [w for w in map(served_workload, workloads) if w is not None]
 
 
 class ObservabilityChart(cdk8s.Chart):

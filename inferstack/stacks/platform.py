@@ -11,6 +11,7 @@ from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
 from inferstack.config.model import InferstackConfig
+from inferstack.plan.workloads import workloads_plan
 from inferstack.rules import enforce
 from inferstack.stacks.cluster import ClusterStack
 from inferstack.stacks.compute import ComputeStack
@@ -133,14 +134,15 @@ def build_platform(
         )
     workloads: list[WorkloadsStack] = []
     if config.workloads:
-        rendered = with_policies(config, render_workloads(config, storage))
-        shards = shard_workloads(rendered, reserved_first=shared_chart_bytes(config))
+        plan = workloads_plan(config)
+        rendered = with_policies(plan, render_workloads(plan, storage))
+        shards = shard_workloads(rendered, reserved_first=shared_chart_bytes(plan))
         for index, shard in enumerate(shards):
             suffix = "" if index == 0 else f"-{index + 1}"
             stack = WorkloadsStack(
                 scope,
                 f"{config.name}-workloads{suffix}",
-                config=config,
+                plan=plan,
                 cluster=cluster,
                 storage=storage,
                 workloads=shard,

@@ -26,7 +26,7 @@ from inferstack.catalog.kubernetes import (
     SYSTEM_POOL,
 )
 from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
-from inferstack.config.model import InferstackConfig
+from inferstack.plan.workloads import WorkloadsPlan
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.helm import helm_chart
 from inferstack.stacks.observability import (
@@ -57,7 +57,7 @@ def webhook_ready(
     return ready
 
 
-OperatorInstaller = Callable[[Construct, eks.ICluster, InferstackConfig], Construct | None]
+OperatorInstaller = Callable[[Construct, eks.ICluster, WorkloadsPlan], Construct | None]
 """Installs an operator; returns what the workloads' objects depend on (the release, or a readiness gate after it)."""
 
 
@@ -156,13 +156,13 @@ def nim_operator_values() -> dict[str, Any]:
     }
 
 
-def add_model_cache_storage(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct:
+def add_model_cache_storage(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct:
     """The ``inferstack-model-cache`` StorageClass (NIM caches, Ollama's models), after the EBS CSI add-on unless
     ``install_ebs_csi_driver`` is off (the add-on is created once per stack, shared with Prometheus' volume)."""
     storage = add_chart_manifest(
         scope, "ModelCacheStorageClass", cluster, ModelCacheStorageClassChart(cdk8s.App(), "model-cache"), durable=True
     )
-    if config.observability.install_ebs_csi_driver:
+    if plan.observability.install_ebs_csi_driver:
         storage.node.add_dependency(add_ebs_csi_addon(scope, cluster))
     return storage
 
@@ -257,12 +257,12 @@ KSERVE_RUNTIMES = (
 CERT_MANAGER_ADDON = "cert-manager"
 
 
-def kserve_values(config: InferstackConfig) -> dict[str, Any]:
+def kserve_values(plan: WorkloadsPlan) -> dict[str, Any]:
     """kserve-resources v0.20.0 values: Standard as the default mode (an InferenceService asks for Knative with its
     annotation), no Ingress objects (the platform has no ingress controller; clients use ``<name>-predictor``), no
     Istio VirtualService unless Knative runs on Istio, the controller on the system nodes. Its webhook certificate
     comes from cert-manager (``serving-cert``; the chart has no other mode)."""
-    knative = config.cluster.knative_serving
+    knative = plan.knative
     istio = knative is not None and knative.ingress.value == "istio"
     return {
         "kserve": {
@@ -282,7 +282,7 @@ def kserve_runtime_values() -> dict[str, Any]:
     return {"kserve": {"servingruntime": {"enabled": True, **runtimes}}}
 
 
-def add_kserve(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct:
+def add_kserve(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct:
     """KServe v0.20.0 in ``kserve``: cert-manager (the EKS community add-on, unless ``install_cert_manager`` is
     off), the CRDs (kserve-crd), the controller (kserve-resources, ``--wait``; its readiness is its webhook server
     started), a gate until cert-manager injected the mutating webhook's CA bundle (its webhooks fail closed), then
@@ -295,12 +295,12 @@ def add_kserve(scope: Construct, cluster: eks.ICluster, config: InferstackConfig
         cluster,
         "kserve-resources",
         KSERVE_NAMESPACE,
-        kserve_values(config),
+        kserve_values(plan),
         create_namespace=True,
         wait=True,
     )
     controller.node.add_dependency(crds)
-    if config.observability.install_cert_manager:
+    if plan.observability.install_cert_manager:
         cert_manager = eks.Addon(
             scope,
             f"Addon-{CERT_MANAGER_ADDON}",
@@ -326,47 +326,47 @@ def add_kserve(scope: Construct, cluster: eks.ICluster, config: InferstackConfig
     return runtimes
 
 
-def _prometheus(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> eks.HelmChart | None:
-    observability = config.observability
+def _prometheus(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> eks.HelmChart | None:
+    observability = plan.observability
     if not observability.install_prometheus_stack:
         return None
-    namespaces = observed_namespaces([w.namespace for w in config.workloads])
+    namespaces = observed_namespaces(plan.workload_namespaces)
     return add_prometheus_stack(scope, cluster, observability, namespaces)
 
 
-def _keda(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> eks.HelmChart | None:
-    return add_keda(scope, cluster) if config.observability.install_keda else None
+def _keda(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> eks.HelmChart | None:
+    return add_keda(scope, cluster) if plan.observability.install_keda else None
 
 
-def _lws(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
-    return add_lws(scope, cluster) if config.observability.install_lws else None
+def _lws(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+    return add_lws(scope, cluster) if plan.observability.install_lws else None
 
 
-def _kuberay(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
-    return add_kuberay(scope, cluster) if config.observability.install_kuberay else None
+def _kuberay(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+    return add_kuberay(scope, cluster) if plan.observability.install_kuberay else None
 
 
-def _nim(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
-    return add_nim_operator(scope, cluster) if config.observability.install_nim_operator else None
+def _nim(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+    return add_nim_operator(scope, cluster) if plan.observability.install_nim_operator else None
 
 
-def _model_cache(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
-    return add_model_cache_storage(scope, cluster, config)
+def _model_cache(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+    return add_model_cache_storage(scope, cluster, plan)
 
 
-def _dynamo(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
-    return add_dynamo_operator(scope, cluster) if config.observability.install_dynamo_operator else None
+def _dynamo(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+    return add_dynamo_operator(scope, cluster) if plan.observability.install_dynamo_operator else None
 
 
-def _kserve(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
-    return add_kserve(scope, cluster, config) if config.observability.install_kserve else None
+def _kserve(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+    return add_kserve(scope, cluster, plan) if plan.observability.install_kserve else None
 
 
-def _gp3(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
+def _gp3(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
     """The ``inferstack-gp3`` StorageClass (a gateway's Postgres), after the EBS CSI add-on unless
     ``install_ebs_csi_driver`` is off."""
     storage = gp3_storage_class(scope, cluster)
-    if config.observability.install_ebs_csi_driver:
+    if plan.observability.install_ebs_csi_driver:
         storage.node.add_dependency(add_ebs_csi_addon(scope, cluster))
     return storage
 
@@ -376,8 +376,8 @@ def _gp3(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> C
 METRICS_SERVER_ADDON = "metrics-server"
 
 
-def _metrics_server(scope: Construct, cluster: eks.ICluster, config: InferstackConfig) -> Construct | None:
-    if not config.observability.install_metrics_server:
+def _metrics_server(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+    if not plan.observability.install_metrics_server:
         return None
     return eks.Addon(
         scope,

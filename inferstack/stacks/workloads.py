@@ -26,10 +26,8 @@ from inferstack.charts.observability import ObservabilityChart, served_workloads
 from inferstack.charts.platform_base import PlatformBaseChart
 from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart
 from inferstack.config.kinds import kind_of
-from inferstack.config.model import InferstackConfig
-from inferstack.plan import ResolvedWorkload, resolve
-from inferstack.plan.names import namespaces_to_create
-from inferstack.plan.network import network_flows
+from inferstack.plan import ResolvedWorkload
+from inferstack.plan.workloads import WorkloadsPlan
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.storage import StorageStack
 from inferstack.stacks.workload_operators import WORKLOAD_OPERATORS
@@ -43,20 +41,24 @@ SHARD_WORKLOADS = 60
 
 @dataclass(frozen=True)
 class RenderedWorkload:
+    """One workload's chart, rendered once (its size decides which workloads stack holds it)."""
+
     workload: ResolvedWorkload
+    """The workload, resolved."""
     chart: WorkloadChart
+    """Its chart (the workloads stack applies it as one manifest)."""
     size: int
+    """Bytes of the chart's JSON (with :func:`with_policies`, its NetworkPolicies' too)."""
     manifest: list[Any]
     """The chart's objects (``to_json()``, rendered once)."""
-    """Bytes of the chart's JSON."""
 
 
-def storage_refs(config: InferstackConfig, storage: StorageStack | None) -> StorageRefs:
+def storage_refs(plan: WorkloadsPlan, storage: StorageStack | None) -> StorageRefs:
     """What the Kubernetes objects need of the storage stack (none of it without one: ``hf``/``image`` sources)."""
     if storage is None:
-        return StorageRefs(region=cdk.Aws.REGION, mount_cache_gib=config.storage.mount_cache_gib)
-    fsx, file_system = config.storage.fsx, storage.file_system
-    syncs = _syncs(config)
+        return StorageRefs(region=cdk.Aws.REGION, mount_cache_gib=plan.storage.mount_cache_gib)
+    fsx, file_system = plan.storage.fsx, storage.file_system
+    syncs = plan.syncs
     return StorageRefs(
         region=cdk.Aws.REGION,
         bucket=storage.bucket.bucket_name if storage.bucket is not None else None,
@@ -65,26 +67,21 @@ def storage_refs(config: InferstackConfig, storage: StorageStack | None) -> Stor
         fsx_mount_name=file_system.mount_name if file_system is not None else None,
         fsx_import_prefix=fsx.import_prefix if fsx else "models/",
         fsx_path=fsx.file_system_path if fsx else "/models",
-        mount_cache_gib=config.storage.mount_cache_gib,
+        mount_cache_gib=plan.storage.mount_cache_gib,
         sync_image=storage.model_sync_image if syncs else None,
         sync_image_identity=storage.model_sync_image_identity if syncs else None,
     )
 
 
-def _syncs(config: InferstackConfig) -> bool:
-    """Whether any workload copies a model into the bucket (a model-sync Job needs its image)."""
-    return any(model.sync for workload in resolve(config).workloads for model in workload.models)
-
-
 def render_workloads(
-    config: InferstackConfig, storage: StorageStack | None, refs: StorageRefs | None = None
+    plan: WorkloadsPlan, storage: StorageStack | None, refs: StorageRefs | None = None
 ) -> list[RenderedWorkload]:
     """Build every workload's chart once (its size decides the sharding). ``refs``: instead of the storage stack's
     (e.g. placeholders, to check the charts without CDK stacks). Default: from ``storage``."""
-    app, refs = cdk8s.App(), refs or storage_refs(config, storage)
-    version = config.cluster.kubernetes_version
+    app, refs = cdk8s.App(), refs or storage_refs(plan, storage)
+    version = plan.kubernetes_version
     rendered = []
-    for workload in resolve(config).workloads:
+    for workload in plan.workloads:
         factory = kind_of(workload.config).chart
         chart = factory(app, f"{workload.namespace}-{workload.name}", workload, refs, kubernetes_version=version)
         objects = chart.to_json()
@@ -119,9 +116,9 @@ def shard_workloads(
     return shards
 
 
-def policy_bytes(config: InferstackConfig) -> dict[tuple[str, str], int]:
+def policy_bytes(plan: WorkloadsPlan) -> dict[tuple[str, str], int]:
     """Bytes of each workload's own NetworkPolicies (its own and its benchmark's), which shard with it."""
-    flows = network_flows(config)
+    flows = plan.flows
     if not flows:
         return {}
     owner = {(ns.namespace, w.name): (ns.namespace, w.owner or w.name) for ns in flows for w in ns.workloads}
@@ -133,23 +130,31 @@ def policy_bytes(config: InferstackConfig) -> dict[tuple[str, str], int]:
     return sizes
 
 
-def shared_chart_bytes(config: InferstackConfig) -> int:
+def _dashboards(plan: WorkloadsPlan) -> ObservabilityChart | None:
+    """The Grafana dashboards of the served workloads (with ``observability.grafana`` and kube-prometheus-stack)."""
+    served = served_workloads(plan.workloads)
+    observability = plan.observability
+    if not (served and observability.grafana and observability.install_prometheus_stack):
+        return None
+    return ObservabilityChart(cdk8s.App(), "dashboards", served, observability.alerts)
+
+
+def shared_chart_bytes(plan: WorkloadsPlan) -> int:
     """Bytes of the charts only the first workloads stack applies: the namespaces, the namespaces' own policies and
     the dashboards (a row per workload)."""
-    size = len(json.dumps(NamespacesChart(cdk8s.App(), "ns", namespaces_to_create(config)).to_json()))
-    flows = network_flows(config)
-    if flows:
-        chart = NetworkPoliciesChart(cdk8s.App(), "np", flows, workloads=set())
+    size = len(json.dumps(NamespacesChart(cdk8s.App(), "ns", list(plan.namespaces)).to_json()))
+    if plan.flows:
+        chart = NetworkPoliciesChart(cdk8s.App(), "np", plan.flows, workloads=set())
         size += len(json.dumps(chart.to_json()))
-    served = served_workloads(config)
-    if served and config.observability.grafana and config.observability.install_prometheus_stack:
-        size += len(json.dumps(ObservabilityChart(cdk8s.App(), "d", served, config.observability.alerts).to_json()))
+    dashboards = _dashboards(plan)
+    if dashboards is not None:
+        size += len(json.dumps(dashboards.to_json()))
     return size
 
 
-def with_policies(config: InferstackConfig, rendered: Sequence[RenderedWorkload]) -> list[RenderedWorkload]:
+def with_policies(plan: WorkloadsPlan, rendered: Sequence[RenderedWorkload]) -> list[RenderedWorkload]:
     """``rendered`` with each workload's NetworkPolicies counted in its size."""
-    sizes = policy_bytes(config)
+    sizes = policy_bytes(plan)
     return [
         dataclasses.replace(item, size=item.size + sizes.get((item.workload.namespace, item.workload.name), 0))
         for item in rendered
@@ -159,6 +164,9 @@ def with_policies(config: InferstackConfig, rendered: Sequence[RenderedWorkload]
 class WorkloadsStack(cdk.Stack):
     """Identities and Kubernetes objects of one shard of workloads.
 
+    :param plan: the platform's :class:`~inferstack.plan.workloads.WorkloadsPlan` (all workloads, for what the
+        first stack shares: namespaces, network policies, operators, dashboards).
+    :param workloads: this stack's shard (:func:`render_workloads`, :func:`shard_workloads`).
     :param primary: the first workloads stack, which owns namespaces and operators; ``None`` for that stack itself.
     :param platform_base: apply inferstack's PriorityClasses here (on a team's own cluster, which has no
         ``ClusterStack``). Default False.
@@ -169,7 +177,7 @@ class WorkloadsStack(cdk.Stack):
         scope: Construct,
         construct_id: str,
         *,
-        config: InferstackConfig,
+        plan: WorkloadsPlan,
         cluster: eks.ICluster,
         storage: StorageStack | None,
         workloads: Sequence[RenderedWorkload],
@@ -178,7 +186,7 @@ class WorkloadsStack(cdk.Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        self.config, self.cluster, self.storage = config, cluster, storage
+        self.plan, self.cluster, self.storage = plan, cluster, storage
         self.operators: dict[str, Construct] = {}
         if primary is None:
             self.namespaces: tuple[eks.KubernetesManifest, ...] = ()
@@ -187,16 +195,15 @@ class WorkloadsStack(cdk.Stack):
                     self, "PlatformBase", cluster, PlatformBaseChart(cdk8s.App(), "platform-base"), durable=True
                 )
                 self.namespaces = (base,)
-            owned = namespaces_to_create(config)
-            if owned:
-                chart = NamespacesChart(cdk8s.App(), "namespaces", owned)
+            if plan.namespaces:
+                chart = NamespacesChart(cdk8s.App(), "namespaces", list(plan.namespaces))
                 self.namespaces += (add_chart_manifest(self, "Namespaces", cluster, chart, durable=True),)
             self._install_operators()
             self._observability()
         else:
             self.namespaces = primary.namespaces
             self.operators = primary.operators
-        flows = network_flows(config)
+        flows = plan.flows
         if flows:
             # the namespaces' policies in the first stack; each stack the policies of the workloads it holds
             held = {(item.workload.namespace, item.workload.name) for item in workloads}
@@ -230,21 +237,16 @@ class WorkloadsStack(cdk.Stack):
     def _install_operators(self) -> None:
         """Operators whose CRDs any workload (in any shard) uses (the plan says which; the config may leave one out
         when the cluster already runs it). A workload's objects wait for the operators they need."""
-        needed = sorted({name for workload in resolve(self.config).workloads for name in workload.operators})
-        for name in needed:
-            chart = WORKLOAD_OPERATORS[name](self, self.cluster, self.config)
+        for name in self.plan.operators:
+            chart = WORKLOAD_OPERATORS[name](self, self.cluster, self.plan)
             if chart is not None:
                 self.operators[name] = chart
 
     def _observability(self) -> None:
         """The Grafana dashboards (with ``observability.grafana``), once kube-prometheus-stack made their namespace."""
-        served = served_workloads(self.config)
-        if not served:
+        chart = _dashboards(self.plan)
+        if chart is None:
             return
-        observability = self.config.observability
-        if not (observability.grafana and observability.install_prometheus_stack):
-            return
-        chart = ObservabilityChart(cdk8s.App(), "dashboards", served, observability.alerts)
         manifest = add_chart_manifest(self, "Dashboards", self.cluster, chart)
         for dependency in (
             *self.namespaces,

@@ -21,6 +21,7 @@ from inferstack.config.kinds import kind_of
 from inferstack.gates import pod_security
 from inferstack.gates.pod_security import Level, check_manifests, checks_for
 from inferstack.plan import resolve
+from inferstack.plan.workloads import workloads_plan
 from inferstack.stacks.workloads import render_workloads
 from tests.charts.test_overrides import POOLS, REFS, of_kind, problems, render
 from tests.synth import ROOT, SYNC_IMAGE
@@ -363,7 +364,7 @@ def rendered() -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
     )
     found: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
     for kind, path in EXAMPLES.items():
-        for workload in render_workloads(load_config(str(ROOT / path)), None, refs):
+        for workload in render_workloads(workloads_plan(load_config(str(ROOT / path))), None, refs):
             objects = [o for o in workload.manifest if o["kind"] == kind]
             if objects and kind not in found:
                 found[kind] = (objects[0], workload.manifest)

@@ -19,6 +19,7 @@ from inferstack.plan import resolve
 from inferstack.plan.context import default_max_model_len, with_context_defaults
 from inferstack.plan.placement import pool_instances
 from inferstack.plan.served import engines, sizing_for
+from inferstack.plan.workloads import workloads_plan
 from inferstack.rules import evaluate
 from inferstack.rules.base import Finding, Rule
 from inferstack.stacks.workloads import render_workloads
@@ -131,7 +132,9 @@ def test_every_kind_renders_the_plans_length(example: str):
     data = _without_lengths(yaml.safe_load((ROOT / "examples" / f"{example}.yaml").read_text()))
     config = parse_config(data)
     expected = {default_max_model_len(config, served) for _, served in engines(config)}
-    rendered = render_workloads(config, None, StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE))
+    rendered = render_workloads(
+        workloads_plan(config), None, StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE)
+    )
     found = {int(m) for item in rendered for m in _LENGTH.findall(json.dumps(item.manifest))}
     assert found == expected, f"{example}: rendered {found}, planned {expected}"
 

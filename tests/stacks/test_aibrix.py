@@ -13,6 +13,7 @@ from inferstack.catalog.versions import ENGINE_VLLM_VERSIONS
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, load_config, parse_config
 from inferstack.gates.references import selector_matches
+from inferstack.plan.workloads import workloads_plan
 from inferstack.stacks.workloads import render_workloads
 from tests.synth import SYNC_IMAGE
 
@@ -22,7 +23,9 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aibrix-lora.yaml"
 @pytest.fixture(scope="module")
 def objects() -> list[dict]:
     (item,) = render_workloads(
-        load_config(EXAMPLE), None, StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE)
+        workloads_plan(load_config(EXAMPLE)),
+        None,
+        StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE),
     )
     return item.manifest
 

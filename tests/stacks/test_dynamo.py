@@ -14,6 +14,7 @@ from inferstack.catalog.kubernetes import DYNAMO_NAMESPACE
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, parse_config
 from inferstack.config.dynamo import DYNAMO_VLLM_FLAGS
+from inferstack.plan.workloads import workloads_plan
 from inferstack.stacks.workloads import render_workloads
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
@@ -51,7 +52,7 @@ def arg(container: dict, flag: str) -> str:
 
 def rendered(workload: dict) -> dict:
     config = parse_config({"compute": POOLS, "workloads": [workload]})
-    (item,) = render_workloads(config, None, StorageRefs(region="us-east-1"))
+    (item,) = render_workloads(workloads_plan(config), None, StorageRefs(region="us-east-1"))
     (obj,) = [o for o in item.manifest if o["kind"] == "DynamoGraphDeployment"]
     return obj
 

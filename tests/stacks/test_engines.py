@@ -10,6 +10,7 @@ import pytest
 
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, load_config, parse_config
+from inferstack.plan.workloads import workloads_plan
 from inferstack.stacks.workloads import render_workloads
 from tests.synth import SYNC_IMAGE
 
@@ -28,7 +29,7 @@ def objects() -> dict[str, list[dict]]:
     for name in ("sglang-structured", "tgi", "ollama-cpu"):
         config = load_config(EXAMPLES / f"{name}.yaml")
         (item,) = render_workloads(
-            config, None, StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE)
+            workloads_plan(config), None, StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE)
         )
         rendered[name] = item.manifest
     return rendered

@@ -9,6 +9,7 @@ import pytest
 from inferstack.catalog.kubernetes import KSERVE_NAMESPACE
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, parse_config
+from inferstack.plan.workloads import workloads_plan
 from inferstack.stacks.workloads import render_workloads
 from tests.synth import SYNC_IMAGE
 
@@ -32,7 +33,9 @@ def isvc(app) -> dict:
 def rendered(workload: dict, **config) -> list[dict]:
     data = {"compute": POOLS, "storage": {"model_bucket": {}}, "workloads": [workload], **config}
     (item,) = render_workloads(
-        parse_config(data), None, StorageRefs(region="us-east-1", bucket="models-bucket", sync_image=SYNC_IMAGE)
+        workloads_plan(parse_config(data)),
+        None,
+        StorageRefs(region="us-east-1", bucket="models-bucket", sync_image=SYNC_IMAGE),
     )
     return item.manifest
 

@@ -122,9 +122,10 @@ class TestNimCache:
             cache={"source": "hf"},
         )
         from inferstack.charts.workload import StorageRefs
+        from inferstack.plan.workloads import workloads_plan
         from inferstack.stacks.workloads import render_workloads
 
-        (rendered,) = render_workloads(config, None, StorageRefs(region="us-east-1"))
+        (rendered,) = render_workloads(workloads_plan(config), None, StorageRefs(region="us-east-1"))
         (cache,) = [o for o in rendered.manifest if o["kind"] == "NIMCache"]
         assert cache["spec"]["source"] == {
             "hf": {

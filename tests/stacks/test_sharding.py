@@ -9,6 +9,7 @@ import pytest
 
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import parse_config
+from inferstack.plan.workloads import workloads_plan
 from inferstack.stacks import workloads as workloads_module
 from inferstack.stacks.workloads import shard_workloads
 from tests.synth import SYNC_IMAGE
@@ -118,9 +119,9 @@ def test_each_stack_holds_what_it_really_contains_at_scale(count):
     from inferstack.stacks.workloads import SHARD_BYTES, render_workloads, shared_chart_bytes, with_policies
 
     config = parse_config(_copies(count))
-    bare = render_workloads(config, None, refs=PLACEHOLDER_REFS)
-    rendered = with_policies(config, bare)
-    reserved = shared_chart_bytes(config)
+    bare = render_workloads(workloads_plan(config), None, refs=PLACEHOLDER_REFS)
+    rendered = with_policies(workloads_plan(config), bare)
+    reserved = shared_chart_bytes(workloads_plan(config))
     shards = shard_workloads(rendered, reserved_first=reserved)
     assert sum(len(s) for s in shards) == count
     sizes = [sum(i.size for i in shard) + (reserved if index == 0 else 0) for index, shard in enumerate(shards)]
@@ -134,7 +135,7 @@ def test_the_first_stack_counts_its_shared_charts_in_real_templates(monkeypatch,
     from inferstack.stacks.workloads import shared_chart_bytes
 
     config = parse_config(_copies(12, namespaces=3))
-    budget = shared_chart_bytes(config) + 30_000
+    budget = shared_chart_bytes(workloads_plan(config)) + 30_000
     monkeypatch.setattr(workloads_module, "SHARD_BYTES", budget)
     app = synth_config(config, nag=False)
     names = sorted(n for n in app.templates if "-workloads" in n)

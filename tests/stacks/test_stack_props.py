@@ -72,3 +72,33 @@ def test_compute_stack_pins_a_pool_by_zone_name():
     (group,) = Template.from_stack(stack).find_resources("AWS::EKS::Nodegroup").values()
     (subnet,) = group["Properties"]["Subnets"]
     assert "PrivateSubnet2" in str(subnet)
+
+
+@pytest.mark.parametrize("stack", ["NetworkStack", "ClusterStack", "ComputeStack", "StorageStack", "WorkloadsStack"])
+def test_no_stack_takes_the_whole_platform_config(stack):
+    """Each stack takes its slice: a config section, or (workloads) the plan's :class:`WorkloadsPlan`."""
+    import typing
+
+    from inferstack import stacks
+    from inferstack.config.model import InferstackConfig
+
+    hints = typing.get_type_hints(getattr(stacks, stack).__init__)
+    assert InferstackConfig not in hints.values(), f"{stack}({[k for k, v in hints.items() if v is InferstackConfig]})"
+
+
+def test_the_workloads_stack_reads_the_plan_not_the_config():
+    import inspect
+
+    from inferstack.plan.workloads import WorkloadsPlan
+    from inferstack.stacks import WorkloadsStack, workload_operators, workloads
+
+    assert typing_hint(WorkloadsStack.__init__, "plan") is WorkloadsPlan
+    for module in (workloads, workload_operators):
+        source = inspect.getsource(module)
+        assert "InferstackConfig" not in source and "resolve(" not in source, module.__name__
+
+
+def typing_hint(function, name: str):
+    import typing
+
+    return typing.get_type_hints(function)[name]

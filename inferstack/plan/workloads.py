@@ -1,0 +1,63 @@
+"""The workloads stacks' slice of the plan: everything the Kubernetes side of a platform is built from, worked out
+once from the config (:func:`workloads_plan`), so the stacks and their charts never read the config itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inferstack.config.model import InferstackConfig, KnativeServingConfig, ObservabilityConfig
+from inferstack.config.storage import StorageConfig
+from inferstack.plan import ResolvedWorkload, resolve
+from inferstack.plan.names import namespaces_to_create
+from inferstack.plan.network import NamespaceFlows, network_flows
+
+
+@dataclass(frozen=True)
+class WorkloadsPlan:
+    """What the workloads stacks apply, resolved: the workloads, the namespaces and flows inferstack owns, the
+    operators the workloads need and the settings those operators install with."""
+
+    workloads: tuple[ResolvedWorkload, ...]
+    """Every workload, resolved (pools, roles, models, operators), in config order."""
+    namespaces: tuple[str, ...]
+    """The workload namespaces inferstack creates and labels (not the built-in ones, not
+    ``cluster.existing_namespaces``), sorted."""
+    flows: tuple[NamespaceFlows, ...]
+    """The network flows of each owned namespace; empty when ``network_policies.enabled`` is off."""
+    operators: tuple[str, ...]
+    """Operators (:data:`~inferstack.stacks.workload_operators.WORKLOAD_OPERATORS` names) some workload needs,
+    sorted; each is installed unless its ``observability.install_*`` switch is off."""
+    kubernetes_version: str
+    """The cluster's Kubernetes minor version (``cluster.kubernetes_version``), which the charts render for."""
+    observability: ObservabilityConfig
+    """The operator switches and Prometheus, Grafana and alert settings (``observability``)."""
+    knative: KnativeServingConfig | None
+    """Knative Serving the cluster already runs (``cluster.knative_serving``), for KServe's Knative mode; None:
+    none."""
+    storage: StorageConfig
+    """Where models live (``storage``): the Mountpoint cache size, the FSx import prefix and path."""
+
+    @property
+    def workload_namespaces(self) -> tuple[str, ...]:
+        """Every workload's namespace, owned or not, sorted once each (Prometheus watches them all)."""
+        return tuple(sorted({workload.namespace for workload in self.workloads}))
+
+    @property
+    def syncs(self) -> bool:
+        """Whether any workload copies a model into the bucket (its model-sync Job needs the sync image)."""
+        return any(model.sync for workload in self.workloads for model in workload.models)
+
+
+def workloads_plan(config: InferstackConfig) -> WorkloadsPlan:
+    """The workloads stacks' slice of ``config``'s plan."""
+    workloads = resolve(config).workloads
+    return WorkloadsPlan(
+        workloads=workloads,
+        namespaces=tuple(namespaces_to_create(config)),
+        flows=network_flows(config),
+        operators=tuple(sorted({name for workload in workloads for name in workload.operators})),
+        kubernetes_version=config.cluster.kubernetes_version,
+        observability=config.observability,
+        knative=config.cluster.knative_serving,
+        storage=config.storage,
+    )
