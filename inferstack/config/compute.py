@@ -462,9 +462,17 @@ class KarpenterPoolConfig(StrictModel):
         return self.root_volume_gib or (500 if self.is_accelerated else 100)
 
 
+#: An IAM role name (IAM's ``[\w+=,.@-]{1,64}``, ASCII only).
+IamRoleName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_+=,.@-]{1,64}$")]
+
+
 class NodeDaemonConfig(StrictModel):
     """A node daemon inferstack installs (GPU operator, Neuron device plugin, EFA device plugin)."""
 
+    install: bool = True
+    """Install it when a pool needs it. Turn off on a cluster that already runs it (two GPU operators, or two
+    device plugins, fight over the same nodes). Default on — off on a team's own cluster (``build_platform`` with
+    ``cluster=``) unless set."""
     extra_tolerations: tuple[Taint, ...] = ()
     """Taints of the pools it serves that its DaemonSets must tolerate besides the accelerator taints inferstack
     adds itself. Default none (rule NODE-DAEMON-TAINTS names any taint left out)."""
@@ -498,6 +506,35 @@ class ComputeConfig(StrictModel):
     """Neuron device plugin (installed when any Neuron node group or pool exists)."""
     efa_plugin: NodeDaemonConfig = NodeDaemonConfig()
     """EFA device plugin (installed when any pool has EFA)."""
+    install_karpenter: bool = True
+    """Install Karpenter (its CRDs, controller, controller role, interruption queue and a node role) when pools are
+    configured. Turn off on a cluster that runs Karpenter already: inferstack then applies only its EC2NodeClasses
+    and NodePools, with ``karpenter_node_role`` as their nodes' role. Default on — off on a team's own cluster
+    (``build_platform`` with ``cluster=``) unless set."""
+    karpenter_node_role: IamRoleName | None = None
+    """With ``install_karpenter`` off: the name of the IAM role of the nodes the cluster's Karpenter launches (its
+    controller may pass only that role: Karpenter's reference policy scopes ``iam:PassRole`` to it, and the role
+    needs an EC2 Linux access entry). Required then; refused with ``install_karpenter: true``, without pools, and
+    on inferstack's own cluster. Default none."""
+
+    @model_validator(mode="after")
+    def _karpenter_node_role(self) -> ComputeConfig:
+        """A node role is named exactly when pools go to a Karpenter inferstack does not install."""
+        if self.karpenter_pools and not self.install_karpenter and self.karpenter_node_role is None:
+            raise PydanticCustomError(
+                "karpenter_node_role",
+                "karpenter_node_role: required with install_karpenter off (the default on a team's own cluster) — "
+                "name the IAM role of the nodes your cluster's Karpenter launches, or set install_karpenter: true",
+            )
+        chosen = "install_karpenter" in self.model_fields_set  # unset: on, but off on a team's own cluster
+        if self.karpenter_node_role is not None and ((chosen and self.install_karpenter) or not self.karpenter_pools):
+            raise PydanticCustomError(
+                "karpenter_node_role",
+                "karpenter_node_role '{role}': read only with install_karpenter off and karpenter_pools set (the "
+                "Karpenter inferstack installs brings its own node role) — remove it, or set install_karpenter: false",
+                {"role": self.karpenter_node_role},
+            )
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> ComputeConfig:

@@ -82,8 +82,9 @@ class ComputeStack(Stack):
     * node groups: one instance type each, AL2023 NVIDIA/Neuron AMI (or Bottlerocket), accelerator taint and
       labels, encrypted gp3 root volume, IMDSv2; EFA groups sit in one subnet with every EFA interface of the type
       (:mod:`inferstack.catalog.efa_layout`), a security group open to itself and a cluster placement group;
-    * Karpenter (when pools are configured) and one EC2NodeClass + NodePool per pool;
-    * GPU operator / Neuron chart / EFA device plugin, each only when a pool needs it.
+    * Karpenter (when pools are configured, unless ``install_karpenter`` is off) and one EC2NodeClass + NodePool
+      per pool;
+    * GPU operator / Neuron chart / EFA device plugin, each only when a pool needs it and its ``install`` is on.
 
     :param cluster: the cluster (``ClusterStack.cluster``, or a team's own, imported with
         ``eks.Cluster.from_cluster_attributes``).
@@ -119,13 +120,13 @@ class ComputeStack(Stack):
         self.efa_security_group = self._efa_security_group() if compute.has_efa else None
         self.node_groups = {g.name: self._add_node_group(g) for g in compute.node_groups}
         self.operators: dict[str, eks.HelmChart] = {}
-        if compute.has(AcceleratorKind.NVIDIA):
+        if compute.has(AcceleratorKind.NVIDIA) and compute.gpu_operator.install:
             tolerations = compute.daemon_tolerations(NodeDaemon.GPU_OPERATOR)
             self.operators["gpu-operator"] = add_gpu_operator(self, cluster, tolerations)
-        if compute.has(AcceleratorKind.NEURON):
+        if compute.has(AcceleratorKind.NEURON) and compute.neuron_plugin.install:
             tolerations = compute.daemon_tolerations(NodeDaemon.NEURON_PLUGIN)
             self.operators["neuron"] = add_neuron_chart(self, cluster, tolerations, kubernetes_version)
-        if compute.has_efa:
+        if compute.has_efa and compute.efa_plugin.install:
             self.operators["efa"] = add_efa_device_plugin(
                 self, cluster, compute.daemon_tolerations(NodeDaemon.EFA_PLUGIN)
             )
@@ -240,7 +241,14 @@ class ComputeStack(Stack):
 
     # -- Karpenter -----------------------------------------------------------------------------------------------
     def _add_karpenter(self) -> None:
-        self.karpenter = Karpenter(self, "Karpenter", cluster=self.cluster, cluster_name=self.cluster_name)
+        """inferstack's pools (an EC2NodeClass and a NodePool each), with the Karpenter inferstack installs — or,
+        with ``install_karpenter`` off, for the cluster's own Karpenter and its ``karpenter_node_role``."""
+        if self.config.install_karpenter:
+            self.karpenter = Karpenter(self, "Karpenter", cluster=self.cluster, cluster_name=self.cluster_name)
+            node_role = self.karpenter.node_role.role_name
+        else:
+            assert self.config.karpenter_node_role is not None  # ComputeConfig requires it then
+            node_role = self.config.karpenter_node_role
         placements: dict[str, PoolPlacement] = {}
         for pool in self.config.karpenter_pools:
             subnets = self._subnets(pool.availability_zone)
@@ -259,12 +267,13 @@ class ComputeStack(Stack):
             KarpenterPoolsProps(
                 pools=self.config.karpenter_pools,
                 placements=placements,
-                node_role_name=self.karpenter.node_role.role_name,
+                node_role_name=node_role,
                 tags={"inferstack:platform": self.platform_name},
             ),
         )
         self.pools_manifest = add_chart_manifest(self, "KarpenterPools", self.cluster, chart)
-        self.pools_manifest.node.add_dependency(self.karpenter.chart)
+        if self.karpenter is not None:
+            self.pools_manifest.node.add_dependency(self.karpenter.chart)
 
 
 _TAINT_EFFECT = {

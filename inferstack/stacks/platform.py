@@ -10,6 +10,8 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
+from inferstack.config.errors import ConfigError, Problem
+from inferstack.config.existing_cluster import on_a_teams_cluster
 from inferstack.config.model import InferstackConfig
 from inferstack.plan.workloads import workloads_plan
 from inferstack.rules import enforce
@@ -72,8 +74,25 @@ def build_platform(
     By default inferstack builds the network and the cluster (``<name>-network``, ``<name>-cluster``). Pass a
     team's own ``vpc``, ``cluster`` (with a kubectl provider and the EKS Pod Identity agent) and its literal
     ``cluster_name`` to add only the compute, storage and workloads stacks onto them; the first workloads stack
-    then also applies inferstack's PriorityClasses.
+    then also applies inferstack's PriorityClasses. On such a cluster, the add-ons a cluster usually runs already
+    (:data:`~inferstack.config.existing_cluster.OFF_ON_A_TEAMS_CLUSTER`: the CSI drivers, cert-manager,
+    metrics-server, kube-prometheus-stack, Karpenter, the GPU operator, the Neuron and EFA plugins) are installed
+    only where the config turns them on.
     """
+    if cluster is not None:  # a team's own cluster runs its add-ons: inferstack installs them only when told to
+        config = on_a_teams_cluster(config)
+    elif config.compute.karpenter_node_role is not None:
+        raise ConfigError(
+            "config",
+            [
+                Problem(
+                    "compute.karpenter_node_role",
+                    "read only on a team's own cluster (build_platform with cluster=), whose Karpenter launches the "
+                    "nodes; inferstack's cluster gets inferstack's Karpenter and its node role — remove it",
+                    config.compute.karpenter_node_role,
+                )
+            ],
+        )
     report = enforce(config)
     for finding in report.warnings:
         print(f"warning: {finding}", file=sys.stderr)
