@@ -12,7 +12,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 export CDK_DISABLE_VERSION_CHECK := 1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: install synth test lint format bench schema crds flags images upstream lock clean
+.PHONY: install synth test lint format bench docs schema crds flags images upstream lock clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -57,6 +57,11 @@ format: install
 bench: install
 	$(PY) bench/synth_bench.py --runs $${RUNS:-5} $$( [ "$${SUITE:-1}" = 0 ] && echo --no-suite )
 
+## docs: build the docs site from the docstrings into docs/_build (the API reference, one page per workload kind:
+## its fields, defaults and rules); the test suite builds it too (tests/test_docs.py)
+docs: install
+	$(PY) scripts/build_docs.py docs/_build
+
 ## schema: regenerate inferstack.schema.json (JSON Schema of the config, for editors)
 schema: install
 	$(PY) -m inferstack.cli schema > inferstack.schema.json
@@ -85,4 +90,4 @@ lock:
 	  $(VENV)/bin/pip freeze --all | grep -v -E "^(pip|wheel)=="; } > requirements.txt
 
 clean:
-	rm -rf cdk.out bench/out .pytest_cache .ruff_cache
+	rm -rf cdk.out bench/out docs/_build .pytest_cache .ruff_cache
