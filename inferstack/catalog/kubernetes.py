@@ -42,8 +42,12 @@ LWS_NAMESPACE = "lws-system"
 #: Namespace of inferstack's Fluent Bit DaemonSet (privileged: it reads the nodes' logs).
 LOGGING_NAMESPACE = "logging"
 #: Knative Serving (KServe's serverless mode) and the gateways of its networking layers (net-kourier, net-istio
-#: default installs), installed by you (``cluster.knative_serving``).
+#: default installs): installed by you (``cluster.knative_serving``), or by inferstack with the Knative Operator
+#: (in ``knative-operator``) for a Knative-mode KServe workload.
 KNATIVE_NAMESPACE = "knative-serving"
+KNATIVE_OPERATOR_NAMESPACE = "knative-operator"
+#: The KnativeServing resource inferstack applies (the operator's docs name it so, in ``knative-serving``).
+KNATIVE_SERVING_NAME = "knative-serving"
 KNATIVE_GATEWAY_NAMESPACES = {"kourier": "kourier-system", "istio": "istio-system"}
 #: The cluster-local gateway Service of each Knative ingress (port 80; net-kourier's and net-istio's default
 #: installs), which routes by Host header to a Knative Service.
@@ -69,6 +73,7 @@ PLATFORM_NAMESPACES: dict[str, str] = {
     "cert-manager": "cert-manager (the EKS add-on inferstack installs for KServe)",
     LOGGING_NAMESPACE: "Fluent Bit (installed by inferstack; privileged)",
     KNATIVE_NAMESPACE: "Knative Serving (KServe's serverless mode)",
+    KNATIVE_OPERATOR_NAMESPACE: "the Knative Operator (installed by inferstack for KServe's Knative mode)",
     **{ns: f"the {layer} gateway of Knative Serving" for layer, ns in KNATIVE_GATEWAY_NAMESPACES.items()},
     AIBRIX_CONTROLLER_NAMESPACE: "AIBrix's control plane",
     AIBRIX_GATEWAY_NAMESPACE: "the Envoy Gateway that runs AIBrix's proxies",

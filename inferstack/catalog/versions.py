@@ -117,6 +117,16 @@ HELM_CHARTS: dict[str, HelmChartVersion] = {
         version="v0.20.0",
         source="kserve/kserve · charts/kserve-resources/Chart.yaml · tag v0.20.0",
     ),
+    # The Knative Operator (KServe v0.20.0's kserve-deps.env: KNATIVE_OPERATOR_VERSION=v1.21.1). Its Chart.yaml says
+    # "{{ version }}": hack/generate-helm.sh writes the tag without its "v" (1.21.1) before packaging, and the
+    # publish-helm workflow indexes the release assets on the repository's GitHub Pages — that URL could not be
+    # checked offline (?).
+    "knative-operator": HelmChartVersion(
+        chart="knative-operator",
+        repository="https://knative.github.io/operator",
+        version="1.21.1",
+        source="knative/operator · config/charts/knative-operator · tag knative-v1.21.1",
+    ),
     "k8s-nim-operator": HelmChartVersion(
         chart="k8s-nim-operator",
         repository="https://helm.ngc.nvidia.com/nvidia",
@@ -225,6 +235,9 @@ IMAGES: dict[str, str] = {
     "litellm": "ghcr.io/berriai/litellm-database:main-v1.83.10-stable",
     # The gateway's own Postgres (kind litellm, database mode deploy): the official image, uid 999.
     "postgres": "docker.io/library/postgres:17.6-bookworm",
+    # The Knative Operator and its webhook, at the chart's release (values.yaml "{{ tag }}" → v1.21.1 at packaging).
+    "knative-operator": "gcr.io/knative-releases/knative.dev/operator/cmd/operator:v1.21.1",
+    "knative-operator-webhook": "gcr.io/knative-releases/knative.dev/operator/cmd/webhook:v1.21.1",
     # The Dynamo operator, at the platform chart's release (operator values tag "" → Chart appVersion 1.4.0).
     "dynamo-operator": "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.4.0",
 }

@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
-from inferstack.catalog.kubernetes import PLATFORM_NAMESPACES
+from inferstack.catalog.kubernetes import KNATIVE_GATEWAY_NAMESPACES, PLATFORM_NAMESPACES
 from inferstack.catalog.versions import (
     CORE_ADDONS,
     DEFAULT_KUBERNETES_VERSION,
@@ -284,6 +284,16 @@ class KnativeServingConfig(StrictModel):
     podspec_features_enabled: bool = False
     """You enabled ``kubernetes.podspec-nodeselector`` and ``kubernetes.podspec-tolerations`` in
     ``config-features`` (without them Knative refuses a predictor placed on GPU nodes). Default false."""
+    gateway_namespace: KubernetesName | None = None
+    """The namespace of the networking layer's gateway (Kourier's ``3scale-kourier-gateway`` and
+    ``kourier-internal``, Istio's ``knative-local-gateway``): predictors admit its calls and clients egress to it.
+    Default: where that layer's own release installs it, ``kourier-system`` or ``istio-system``. Knative installed
+    with the Knative Operator runs Kourier in ``knative-serving``: say so here."""
+
+    @property
+    def gateway_ns(self) -> str:
+        """:attr:`gateway_namespace`, else the ingress's default (:data:`KNATIVE_GATEWAY_NAMESPACES`)."""
+        return self.gateway_namespace or KNATIVE_GATEWAY_NAMESPACES[self.ingress.value]
 
 
 _ADDON_VERSION = re.compile(r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")
@@ -320,8 +330,9 @@ class ClusterConfig(StrictModel):
     """The AIBrix control plane as you installed it (inferstack does not: no published chart). Required by
     workloads with ``aibrix``. Default: none."""
     knative_serving: KnativeServingConfig | None = None
-    """Knative Serving as it runs on the cluster (installed by you: inferstack does not install it). Required by
-    ``kind: kserve`` workloads in ``Knative`` mode (scale to zero). Default: none."""
+    """Knative Serving the cluster already runs (installed by you), for ``kind: kserve`` workloads in ``Knative``
+    mode (scale to zero). Default: none — inferstack installs Knative Serving itself when such a workload exists
+    (``observability.install_knative_serving``)."""
 
     @property
     def preexisting_namespaces(self) -> frozenset[str]:
@@ -426,6 +437,11 @@ class ObservabilityConfig(StrictModel):
     install_dynamo_operator: bool = True
     """The Dynamo platform's operator (DynamoGraphDeployment CRD, applied by the operator) when a ``dynamo``
     workload exists. Default on."""
+    install_knative_serving: bool = True
+    """Knative Serving 1.21 with Kourier (the Knative Operator chart 1.21.1 and a ``KnativeServing`` resource, the
+    pod-spec node selector and tolerations features on, Kourier's gateway cluster-internal), before KServe, when a
+    ``kserve`` workload runs in Knative mode and ``cluster.knative_serving`` does not say the cluster runs it
+    already. Default on."""
     prometheus_retention_days: int = Field(default=15, ge=1, le=365)
     """How long Prometheus keeps samples, days. Default 15."""
     prometheus_storage_gib: int = Field(default=50, ge=5, le=16384)

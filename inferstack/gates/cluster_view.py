@@ -335,6 +335,14 @@ RUNTIME_CRDS: dict[str, frozenset[tuple[str, str]]] = {
         }
     ),
 }
+#: Charts whose source is not vendored (:data:`inferstack.gates.releases.UNVENDORED`), so the CRDs their templates
+#: carry cannot be rendered here: the knative-operator chart 1.21.1 has its two CRDs in templates/operator.yaml, not
+#: in crds/ (knative/operator knative-v1.21.1 config/charts/knative-operator; read at the tag).
+UNVENDORED_CHART_CRDS: dict[str, frozenset[tuple[str, str]]] = {
+    "knative-operator": frozenset(
+        {("operator.knative.dev", "KnativeServing"), ("operator.knative.dev", "KnativeEventing")}
+    ),
+}
 
 
 def custom_resources_without_a_crd_before(

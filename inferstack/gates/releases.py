@@ -29,6 +29,11 @@ UNVENDORED: dict[str, str] = {
     "aws-mountpoint-s3-csi-driver": "installed as an EKS add-on, not a Helm release",
     "aws-fsx-csi-driver": "installed as an EKS add-on, not a Helm release",
     "inferencepool": "Gateway API inference extension chart: source not vendored",
+    "knative-operator": (
+        "knative/operator 1.21.1 (tag knative-v1.21.1, config/charts/knative-operator): only values.yaml is vendored; "
+        "rendered by hand with our values at the tag (26 objects: our images, node affinity and seccomp profile "
+        "land; its CRDs are in templates/, see cluster_view.UNVENDORED_CHART_CRDS)"
+    ),
 }
 
 

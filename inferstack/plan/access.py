@@ -12,13 +12,14 @@ import json
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from inferstack.catalog.kubernetes import KNATIVE_GATEWAY_NAMESPACES, KNATIVE_LOCAL_GATEWAYS
+from inferstack.catalog.kubernetes import KNATIVE_LOCAL_GATEWAYS
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.litellm import LiteLLMWorkloadConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.constructs.litellm import PORT as GATEWAY_PORT
 from inferstack.plan import resolve
 from inferstack.plan.endpoints import NoEndpointError, endpoint_of
+from inferstack.plan.kserve import knative_serving
 from inferstack.plan.network import gateways_in_front
 
 #: The local port the commands forward to (any free port works).
@@ -94,9 +95,9 @@ def workload_access(config: InferstackConfig) -> list[Access]:
             continue
         url = urlsplit(endpoint.api_base)
         service = (url.hostname or "").split(".")[0]
-        knative = config.cluster.knative_serving
+        knative = knative_serving(config)
         local = (
-            (KNATIVE_GATEWAY_NAMESPACES[knative.ingress.value], KNATIVE_LOCAL_GATEWAYS[knative.ingress.value])
+            (knative.gateway_ns, KNATIVE_LOCAL_GATEWAYS[knative.ingress.value])
             if knative is not None and getattr(workload, "deployment_mode", None) is DeploymentMode.KNATIVE
             else None
         )

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from inferstack.catalog.kubernetes import KNATIVE_NAMESPACE
 from inferstack.catalog.versions import ENGINE_IMAGES
-from inferstack.config.kserve import KServeWorkloadConfig
-from inferstack.config.model import InferstackConfig
+from inferstack.config.kserve import DeploymentMode, KServeWorkloadConfig
+from inferstack.config.model import InferstackConfig, KnativeIngress, KnativeServingConfig
 from inferstack.config.workloads import WorkloadBase
 from inferstack.plan import ResolvedPool, ResolvedWorkload, server_role, workload_plan
 from inferstack.plan.placement import STARTUP_SAFETY
@@ -45,3 +46,38 @@ def plan_kserve(
     return workload_plan(
         config, pools, index, workload, roles={"server": server}, image=ENGINE_IMAGES["kserve-huggingface"]
     )
+
+
+#: The Knative Serving inferstack installs for KServe's Knative mode (``observability.install_knative_serving``):
+#: 1.21 with Kourier, the pod-spec node selector and tolerations features on. The Knative Operator puts every
+#: object of the release, Kourier's gateway included, in the KnativeServing's namespace (knative/operator
+#: knative-v1.21.1 pkg/reconciler/knativeserving/common/transformers.go: ``mf.InjectNamespace``).
+INSTALLED_KNATIVE = KnativeServingConfig(
+    version="1.21",
+    ingress=KnativeIngress.KOURIER,
+    podspec_features_enabled=True,
+    gateway_namespace=KNATIVE_NAMESPACE,
+)
+
+
+def needs_knative(config: InferstackConfig) -> bool:
+    """Whether a ``kserve`` workload runs in Knative mode."""
+    return any(getattr(w, "deployment_mode", None) is DeploymentMode.KNATIVE for w in config.workloads)
+
+
+def installs_knative(config: InferstackConfig) -> bool:
+    """Whether inferstack installs Knative Serving: a Knative-mode workload, ``cluster.knative_serving`` unset (the
+    cluster does not run it already) and ``observability.install_knative_serving`` on."""
+    return (
+        needs_knative(config)
+        and config.cluster.knative_serving is None
+        and config.observability.install_knative_serving
+    )
+
+
+def knative_serving(config: InferstackConfig) -> KnativeServingConfig | None:
+    """The Knative Serving the platform's Knative-mode workloads run on: the cluster's own
+    (``cluster.knative_serving``), else the one inferstack installs (:data:`INSTALLED_KNATIVE`), else none."""
+    if config.cluster.knative_serving is not None:
+        return config.cluster.knative_serving
+    return INSTALLED_KNATIVE if installs_knative(config) else None

@@ -24,13 +24,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.catalog.kubernetes import KNATIVE_GATEWAY_NAMESPACES, KNATIVE_NAMESPACE, PROMETHEUS_NAMESPACE
+from inferstack.catalog.kubernetes import KNATIVE_NAMESPACE, PROMETHEUS_NAMESPACE
 from inferstack.config.kinds import kind_of
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.litellm import DatabaseMode, LiteLLMWorkloadConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.plan import ResolvedPlatform, ResolvedWorkload, resolve
 from inferstack.plan.bench import bench_pods
+from inferstack.plan.kserve import knative_serving
 from inferstack.plan.names import namespaces_to_create
 from inferstack.plan.runtime_paths import RuntimePaths
 
@@ -119,8 +120,8 @@ def _knative(workload: ResolvedWorkload) -> bool:
 
 
 def _knative_gateway(config: InferstackConfig) -> str | None:
-    knative = config.cluster.knative_serving
-    return KNATIVE_GATEWAY_NAMESPACES[knative.ingress.value] if knative is not None else None
+    knative = knative_serving(config)
+    return knative.gateway_ns if knative is not None else None
 
 
 #: The activator's ports (HTTP/1 and h2c, knative/serving v0.48.1 cmd/activator) and the local gateways' pod port

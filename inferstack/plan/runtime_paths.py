@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from inferstack.catalog.kubernetes import (
     AIBRIX_CONTROLLER_NAMESPACE,
     AIBRIX_GATEWAY_NAMESPACE,
-    KNATIVE_GATEWAY_NAMESPACES,
     KNATIVE_NAMESPACE,
     KUBERAY_NAMESPACE,
     NIM_NAMESPACE,
@@ -35,6 +34,7 @@ from inferstack.catalog.kubernetes import (
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.workloads import ModelSourceType, VllmWorkloadConfig
 from inferstack.plan import ResolvedPlatform, ResolvedWorkload
+from inferstack.plan.kserve import knative_serving
 
 VLLM_PORT = 8000
 #: Ray: the Serve proxy, the head's dashboard, the metrics export port.
@@ -150,10 +150,9 @@ def kserve_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Runt
     calls = [
         Call(KNATIVE_NAMESPACE, (KNATIVE_QUEUE, KNATIVE_AUTOSCALER_METRICS), "activator and autoscaler"),
     ]
-    knative_config = platform.config.cluster.knative_serving
+    knative_config = knative_serving(platform.config)
     if knative_config is not None:
-        gateway = KNATIVE_GATEWAY_NAMESPACES[knative_config.ingress.value]
-        calls.append(Call(gateway, (KNATIVE_QUEUE,), "the networking layer's gateway"))
+        calls.append(Call(knative_config.gateway_ns, (KNATIVE_QUEUE,), "the networking layer's gateway"))
     return RuntimePaths(
         serving=(KNATIVE_QUEUE,),
         metrics=(KSERVE_PORT,),

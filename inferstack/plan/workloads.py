@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from inferstack.config.model import InferstackConfig, KnativeServingConfig, ObservabilityConfig
 from inferstack.config.storage import StorageConfig
 from inferstack.plan import ResolvedWorkload, resolve
+from inferstack.plan.kserve import installs_knative, knative_serving
 from inferstack.plan.names import namespaces_to_create
 from inferstack.plan.network import NamespaceFlows, network_flows
 
@@ -32,8 +33,11 @@ class WorkloadsPlan:
     observability: ObservabilityConfig
     """The operator switches and Prometheus, Grafana and alert settings (``observability``)."""
     knative: KnativeServingConfig | None
-    """Knative Serving the cluster already runs (``cluster.knative_serving``), for KServe's Knative mode; None:
-    none."""
+    """The Knative Serving KServe's Knative mode runs on: the cluster's (``cluster.knative_serving``) or the one
+    inferstack installs; None: none."""
+    installs_knative: bool
+    """Whether inferstack installs Knative Serving, before KServe
+    (:func:`~inferstack.plan.kserve.installs_knative`)."""
     storage: StorageConfig
     """Where models live (``storage``): the Mountpoint cache size, the FSx import prefix and path."""
 
@@ -58,6 +62,7 @@ def workloads_plan(config: InferstackConfig) -> WorkloadsPlan:
         operators=tuple(sorted({name for workload in workloads for name in workload.operators})),
         kubernetes_version=config.cluster.kubernetes_version,
         observability=config.observability,
-        knative=config.cluster.knative_serving,
+        knative=knative_serving(config),
+        installs_knative=installs_knative(config),
         storage=config.storage,
     )

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from inferstack.config.kserve import DeploymentMode, KServeWorkloadConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.plan import resolve
-from inferstack.plan.kserve import cold_start
+from inferstack.plan.kserve import cold_start, knative_serving
 from inferstack.rules.base import Finding, Rule, Severity
 
 SCALE_ZERO = "KSERVE-SCALE-ZERO"
@@ -42,9 +42,9 @@ def check_scale_zero(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_knative(config: InferstackConfig) -> Iterator[Finding]:
-    """Knative mode needs Knative Serving on the cluster (inferstack does not install it) with the pod-spec features
-    that let a predictor carry a node selector and tolerations."""
-    knative = config.cluster.knative_serving
+    """Knative mode needs Knative Serving (the cluster's, or the one inferstack installs) with the pod-spec
+    features that let a predictor carry a node selector and tolerations."""
+    knative = knative_serving(config)
     for path, workload in _workloads(config):
         if workload.deployment_mode is not DeploymentMode.KNATIVE:
             continue
@@ -52,10 +52,11 @@ def check_knative(config: InferstackConfig) -> Iterator[Finding]:
             yield Finding(
                 rule=KNATIVE,
                 path=f"{path}.deployment_mode",
-                message="Knative mode needs Knative Serving, which inferstack does not install: KServe rejects the "
-                "InferenceService (ServerlessModeRejected) without it",
-                fix="install Knative Serving 1.21 with Kourier before the platform and declare it in "
-                "cluster.knative_serving, or use deployment_mode: Standard",
+                message="Knative mode needs Knative Serving, and observability.install_knative_serving is off while "
+                "cluster.knative_serving does not declare one: KServe rejects the InferenceService "
+                "(ServerlessModeRejected) without it",
+                fix="set observability.install_knative_serving: true (inferstack installs Knative Serving 1.21 with "
+                "Kourier), declare the cluster's own in cluster.knative_serving, or use deployment_mode: Standard",
             )
         elif not knative.podspec_features_enabled:
             yield Finding(

@@ -17,6 +17,9 @@ from constructs import Construct
 
 from inferstack.catalog.kubernetes import (
     DYNAMO_NAMESPACE,
+    KNATIVE_NAMESPACE,
+    KNATIVE_OPERATOR_NAMESPACE,
+    KNATIVE_SERVING_NAME,
     KSERVE_NAMESPACE,
     KUBERAY_NAMESPACE,
     LWS_NAMESPACE,
@@ -26,6 +29,8 @@ from inferstack.catalog.kubernetes import (
     SYSTEM_POOL,
 )
 from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
+from inferstack.charts.knative import KnativeServingChart
+from inferstack.config.model import KnativeServingConfig
 from inferstack.plan.workloads import WorkloadsPlan
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.helm import helm_chart
@@ -282,12 +287,77 @@ def kserve_runtime_values() -> dict[str, Any]:
     return {"kserve": {"servingruntime": {"enabled": True, **runtimes}}}
 
 
+def knative_operator_values() -> dict[str, Any]:
+    """knative-operator 1.21.1 values (config/charts/knative-operator/values.yaml at knative-v1.21.1): both images
+    pinned to the catalog's, the operator and its webhook on the system nodes (the chart has ``affinity`` but no
+    ``nodeSelector``; Helm merges this node affinity into the webhook's default pod anti-affinity), and a pod
+    ``seccompProfile: RuntimeDefault`` — the chart's containers drop every capability and run non-root, but
+    nothing sets a seccomp profile (templates/operator.yaml), which Pod Security ``restricted`` requires."""
+    system = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": [SYSTEM_POOL]}]}
+                ]
+            }
+        }
+    }
+    seccomp = {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}}
+    operator, operator_tag = IMAGES["knative-operator"].rsplit(":", 1)
+    webhook, webhook_tag = IMAGES["knative-operator-webhook"].rsplit(":", 1)
+    return {
+        "knative_operator": {
+            "knative_operator": {"image": operator, "tag": operator_tag, "affinity": system, **seccomp},
+            "operator_webhook": {"image": webhook, "tag": webhook_tag, "affinity": system, **seccomp},
+        }
+    }
+
+
+def add_knative_serving(scope: Construct, cluster: eks.ICluster, knative: KnativeServingConfig) -> Construct:
+    """Knative Serving for KServe's Knative mode: the Knative Operator (chart 1.21.1 in ``knative-operator``, its
+    CRDs in the chart's templates, ``--wait``), then the ``knative-serving`` namespace and ``KnativeServing``
+    resource, then a gate until the operator reports the install done: it sets ``status.version`` only in its last
+    stage, after Serving's Deployments are ready (knative/operator knative-v1.21.1
+    pkg/reconciler/knativeserving/knativeserving.go: CheckDeployments, then MarkStatusSuccess). KServe's controller
+    comes after the gate: it decides at start whether Knative Services exist."""
+    operator = helm_chart(
+        scope,
+        "KnativeOperator",
+        cluster,
+        "knative-operator",
+        KNATIVE_OPERATOR_NAMESPACE,
+        knative_operator_values(),
+        create_namespace=True,
+        wait=True,
+    )
+    serving = add_chart_manifest(
+        scope,
+        "KnativeServing",
+        cluster,
+        KnativeServingChart(cdk8s.App(), "knative-serving", knative, {POOL_LABEL: SYSTEM_POOL}),
+    )
+    serving.node.add_dependency(operator)
+    ready = eks.KubernetesObjectValue(
+        scope,
+        "KnativeServingReady",
+        cluster=cluster,
+        object_type="knativeserving",
+        object_name=KNATIVE_SERVING_NAME,
+        object_namespace=KNATIVE_NAMESPACE,
+        json_path=".status.version",
+        timeout=Duration.minutes(15),
+    )
+    ready.node.add_dependency(serving)
+    return ready
+
+
 def add_kserve(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct:
-    """KServe v0.20.0 in ``kserve``: cert-manager (the EKS community add-on, unless ``install_cert_manager`` is
-    off), the CRDs (kserve-crd), the controller (kserve-resources, ``--wait``; its readiness is its webhook server
-    started), a gate until cert-manager injected the mutating webhook's CA bundle (its webhooks fail closed), then
-    the Hugging Face ClusterServingRuntime (kserve-runtime-configs: its validating webhook is the controller's).
-    Returns the runtime release: InferenceServices depend on it."""
+    """KServe v0.20.0 in ``kserve``: Knative Serving first when inferstack installs it (:func:`add_knative_serving`),
+    cert-manager (the EKS community add-on, unless ``install_cert_manager`` is off), the CRDs (kserve-crd), the
+    controller (kserve-resources, ``--wait``; its readiness is its webhook server started), a gate until
+    cert-manager injected the mutating webhook's CA bundle (its webhooks fail closed), then the Hugging Face
+    ClusterServingRuntime (kserve-runtime-configs: its validating webhook is the controller's). Returns the runtime
+    release: InferenceServices depend on it."""
     crds = helm_chart(scope, "KServeCrd", cluster, "kserve-crd", KSERVE_NAMESPACE, {}, create_namespace=True)
     controller = helm_chart(
         scope,
@@ -300,6 +370,9 @@ def add_kserve(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> 
         wait=True,
     )
     controller.node.add_dependency(crds)
+    if plan.installs_knative:
+        assert plan.knative is not None
+        controller.node.add_dependency(add_knative_serving(scope, cluster, plan.knative))
     if plan.observability.install_cert_manager:
         cert_manager = eks.Addon(
             scope,

@@ -10,7 +10,7 @@ from typing import Any
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import kube_scheduler_tag
 from inferstack.cli import MANIFEST_TYPE, json_property
-from inferstack.gates.cluster_view import ADDON_CRDS, RUNTIME_CRDS, DeployStep
+from inferstack.gates.cluster_view import ADDON_CRDS, RUNTIME_CRDS, UNVENDORED_CHART_CRDS, DeployStep
 from inferstack.gates.projections import projected_pods
 from inferstack.gates.releases import RenderedRelease, releases, render_releases
 from inferstack.plan import resolve
@@ -63,7 +63,12 @@ class ClusterView:
         }
         steps = []
         for name, (stack, objects, _) in local.items():
-            applies = RUNTIME_CRDS.get(charts.get(name, ""), frozenset()) | addons.get(name, frozenset())
+            chart = charts.get(name, "")
+            applies = (
+                RUNTIME_CRDS.get(chart, frozenset())
+                | UNVENDORED_CHART_CRDS.get(chart, frozenset())
+                | addons.get(name, frozenset())
+            )
             if not objects and not applies:
                 continue
             after = _ancestors(name, local) | {n for n, (s, _, _) in local.items() if s in stacks_before[stack]}

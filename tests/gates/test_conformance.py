@@ -30,7 +30,7 @@ SHARED = ROOT.parent / "shared" / "upstream"
 HELM_TYPE = "Custom::AWSCDK-EKS-HelmChart"
 
 #: Keys of remote subcharts that are not vendored (their charts are fetched at package time), each with the
-#: reason it is accepted. Nothing else escapes the key check.
+#: reason it is accepted. Nothing else escapes the key check but :data:`TEMPLATE_ONLY_KEYS`.
 UNVENDORED_SUBCHART_KEYS: dict[tuple[str, str], str] = {
     ("kube-prometheus-stack", "kube-state-metrics.nodeSelector"): (
         "kube-state-metrics 8.4.0 is a remote dependency of kube-prometheus-stack 88.5.3 (not vendored); "
@@ -47,6 +47,30 @@ UNVENDORED_SUBCHART_KEYS: dict[tuple[str, str], str] = {
         "grafana/values.yaml:438, top-level nodeSelector); tests/gates/test_what_runs.py renders it and sees it land"
     ),
 }
+
+#: Keys a chart's templates read that its values.yaml does not list, each with where the template reads it.
+TEMPLATE_ONLY_KEYS: dict[tuple[str, str], str] = {
+    ("knative-operator", "knative_operator.knative_operator.securityContext"): (
+        "the operator Deployment's pod securityContext: knative/operator knative-v1.21.1 "
+        "config/charts/knative-operator/templates/operator.yaml:6367-6369 ({{- if and ...securityContext }} toYaml)"
+    ),
+    ("knative-operator", "knative_operator.operator_webhook.securityContext"): (
+        "the webhook Deployment's pod securityContext: the same template, lines 82-84"
+    ),
+}
+
+#: Placeholders a chart's packaging fills in its values.yaml (they are not YAML as committed upstream).
+PACKAGING_SUBSTITUTIONS: dict[str, dict[str, str]] = {
+    # knative/operator knative-v1.21.1 hack/generate-helm.sh:39-40 seds "{{ tag }}" to the release tag
+    "knative-operator": {"{{ tag }}": "v1.21.1"},
+}
+
+
+def _load_values(chart: str, path: Path) -> dict[str, Any]:
+    text = path.read_text()
+    for placeholder, value in PACKAGING_SUBSTITUTIONS.get(chart, {}).items():
+        text = text.replace(placeholder, value)
+    return yaml.safe_load(text) or {}
 
 
 # -- vendored copies ------------------------------------------------------------------------------------------
@@ -207,7 +231,7 @@ def _values_file(chart: str, version: str) -> Path:
 def _defaults(chart: str, version: str) -> dict[str, Any]:
     """The chart's values.yaml with each vendored subchart's own values.yaml merged under its name."""
     directory = _values_file(chart, version).parent
-    values = yaml.safe_load(_values_file(chart, version).read_text()) or {}
+    values = _load_values(chart, _values_file(chart, version))
     for sub in sorted((directory / "charts").glob("*/values.yaml")):
         name = sub.parent.name
         values[name] = _merge(yaml.safe_load(sub.read_text()) or {}, values.get(name) or {})
@@ -223,9 +247,10 @@ def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-#: Maps whose keys are data (label keys, resource names), not chart settings: any key is valid below them.
+#: Maps whose keys are data (label keys, resource names), not chart settings, and Kubernetes objects a chart passes
+#: through whole (``affinity``, with toYaml): any key is valid below them.
 FREE_FORM = frozenset(
-    {"nodeSelector", "labels", "annotations", "podLabels", "podAnnotations", "requests", "limits", "env"}
+    {"nodeSelector", "labels", "annotations", "podLabels", "podAnnotations", "requests", "limits", "env", "affinity"}
 )
 
 
@@ -254,7 +279,7 @@ def test_every_helm_value_key_exists_in_the_pinned_chart(any_app):
         unknown = [
             key
             for key in unknown_keys(values, _defaults(chart, version))
-            if (chart, key) not in UNVENDORED_SUBCHART_KEYS
+            if (chart, key) not in UNVENDORED_SUBCHART_KEYS and (chart, key) not in TEMPLATE_ONLY_KEYS
         ]
         if unknown:
             problems[f"{chart} {version}"] = unknown

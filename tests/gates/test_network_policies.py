@@ -374,11 +374,12 @@ def test_operator_services_are_reachable_by_their_cluster_ip():
 
 
 def test_knative_predictors_are_reached_through_the_gateway(kserve_app):
-    """A Knative predictor's Service is an ExternalName for the networking layer's gateway (kourier-internal in
-    kourier-system): clients of its namespace may reach the gateway and the activator, which may reach the pods."""
+    """A Knative predictor's Service is an ExternalName for the networking layer's gateway (kourier-internal; the
+    Knative Operator inferstack installs runs it in knative-serving): clients of its namespace may reach the
+    gateway and the activator, which may reach the pods."""
     objects = kserve_app.kubernetes_objects()
     client = Pod("kserve-models", {"app": "client"})
-    gateway = Pod("kourier-system", {"app": "3scale-kourier-gateway"})
+    gateway = Pod("knative-serving", {"app": "3scale-kourier-gateway"})
     activator = Pod("knative-serving", {"app": "activator"})
     predictor = Pod("kserve-models", {"app.kubernetes.io/name": "qwen"})
     assert connection_allowed(objects, client, gateway, 8081)

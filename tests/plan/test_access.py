@@ -8,8 +8,10 @@ import subprocess
 import sys
 
 from inferstack.config import load_config
+from inferstack.config.edit import with_changes
 from inferstack.gates.operator_services import operator_services
 from inferstack.plan.access import access_report, workload_access
+from inferstack.plan.kserve import knative_serving
 from tests.synth import ROOT
 
 EXAMPLES = ROOT / "examples"
@@ -28,7 +30,8 @@ def test_every_port_forward_names_a_service_and_port_the_cluster_runs(any_app):
         if access.service is None:
             continue
         if access.knative_gateway is not None:  # Knative's own Services, routed by Host at its gateway
-            assert access.knative_gateway == ("kourier-system", "kourier-internal"), access
+            knative = knative_serving(any_app.config)
+            assert knative is not None and access.knative_gateway == (knative.gateway_ns, "kourier-internal"), access
             continue
         ports = services.get((access.namespace, access.service))
         assert ports is not None, f"{access.namespace}/{access.service}: no such Service"
@@ -84,5 +87,16 @@ def test_the_command_prints_the_report_and_names_a_bad_config(tmp_path):
 
 def test_a_knative_service_is_called_through_knatives_local_gateway_by_host():
     report = access_report(load_config(EXAMPLES / "kserve-scale-to-zero.yaml"))
-    assert "kubectl -n kourier-system port-forward svc/kourier-internal 8080:80" in report
+    # the Knative Operator runs Kourier in knative-serving (the KnativeServing's namespace)
+    assert "kubectl -n knative-serving port-forward svc/kourier-internal 8080:80" in report
     assert "-H 'Host: qwen-predictor.kserve-models.svc.cluster.local'" in report
+
+
+def test_a_clusters_own_knative_is_called_through_its_gateway_namespace():
+    config = load_config(EXAMPLES / "kserve-scale-to-zero.yaml")
+    declared = with_changes(config, {"cluster.knative_serving": {"podspec_features_enabled": True}})
+    assert "kubectl -n kourier-system port-forward svc/kourier-internal" in access_report(declared)
+    elsewhere = with_changes(
+        config, {"cluster.knative_serving": {"podspec_features_enabled": True, "gateway_namespace": "edge"}}
+    )
+    assert "kubectl -n edge port-forward svc/kourier-internal" in access_report(elsewhere)

@@ -199,6 +199,7 @@ class TestTheAddOnSwitches:
             "observability.install_nim_operator",
             "observability.install_kserve",
             "observability.install_dynamo_operator",
+            "observability.install_knative_serving",
         }
         assert set(_install_switches(InferstackConfig)) == set(OFF_ON_A_TEAMS_CLUSTER) | workload_operators
 

@@ -155,7 +155,11 @@ def test_every_custom_resource_waits_for_its_chart(kserve_app):
         if r["Type"] == "AWS::EKS::Addon" and r["Properties"]["AddonName"] == "cert-manager"
     )
     assert addon in resources[charts["kserve-resources"]]["DependsOn"]
-    ((gate_id, gate),) = [(k, r) for k, r in resources.items() if r["Type"] == GATE]
+    ((gate_id, gate),) = [
+        (k, r)
+        for k, r in resources.items()
+        if r["Type"] == GATE and r["Properties"]["ObjectType"] == "mutatingwebhookconfiguration"
+    ]
     assert gate["Properties"]["ObjectName"] == "inferenceservice.serving.kserve.io"
     assert charts["kserve-resources"] in gate["DependsOn"]
     assert gate_id in resources[charts["kserve-runtime-configs"]]["DependsOn"]
