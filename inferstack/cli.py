@@ -1,4 +1,4 @@
-"""Command line: ``python -m inferstack.cli {summary,schema,check,plan,preflight,bench,diff}``.
+"""Command line: ``python -m inferstack.cli {summary,schema,check,plan,preflight,bench,diff,export}``.
 
 * ``summary [CDK_OUT]`` — stacks, resources, Kubernetes objects and Helm charts in a synthesized cloud assembly;
 * ``schema`` — the JSON Schema of the config (for editors) on stdout;
@@ -7,6 +7,8 @@
 * ``preflight [CONFIG]`` — the real account (read-only, the caller's credentials): quotas, offerings, EFA,
   reservations, the model bucket, the EKS version;
 * ``bench NAME [CONFIG]`` — the ``kubectl`` command that starts one run of workload NAME's benchmark Job;
+* ``export CONFIG DIR`` — the workloads' Kubernetes side as plain YAML for Argo CD (Applications for the Helm
+  releases, sync waves that keep the CDK order);
 * ``diff OLD NEW`` — the stateful resources (buckets, FSx, keys, log groups, volumes) going from config OLD to NEW
   replaces, renames, orphans or deletes, and the data each holds; 1 when data would be lost.
 """
@@ -287,6 +289,84 @@ def _diff(old_path: str, new_path: str, accepted: list[str]) -> int:
     return 0
 
 
+def synthesize_for_export(config: InferstackConfig, out_dir: Path) -> tuple[Any, tuple[str, ...]]:
+    """Synthesize ``config`` with its Kubernetes side applied by CDK (whatever ``kubernetes_delivery`` says: the
+    export writes that side) into ``out_dir``, with every check ``build_platform`` runs; return the assembly and
+    the workloads stacks' names."""
+    import aws_cdk as cdk
+
+    from inferstack.config.edit import with_changes
+    from inferstack.config.model import KubernetesDelivery
+    from inferstack.export import Assembly
+    from inferstack.stacks import build_platform
+    from inferstack.testing import cdk_context
+
+    applied = with_changes(config, {"kubernetes_delivery": KubernetesDelivery.CDK.value})
+    app = cdk.App(outdir=str(out_dir), context=cdk_context())  # ./cdk.json, as cdk synth reads it
+    platform = build_platform(app, applied)
+    app.synth()
+    return Assembly.read(out_dir), tuple(stack.stack_name for stack in platform.workloads)
+
+
+def _export(config_path: str, out: str, args: argparse.Namespace) -> int:
+    """Write the workloads' Kubernetes side of ``config_path`` into folder ``out`` for Argo CD: 0 when written,
+    1 when it cannot be (a bad config, a refused rule, a deploy-time value not given, a folder not empty)."""
+    import tempfile
+
+    from inferstack.constructs.custom_resource import CustomResourceError
+    from inferstack.constructs.validation import PropError
+    from inferstack.export import ArgoCdTarget, DeployTimeValues, ExportError, export, outputs_from_cli, write
+    from inferstack.rules import RuleViolationError
+
+    target_dir = Path(out)
+    try:
+        config = load_config(config_path)
+        outputs: dict[tuple[str, str], str] = {}
+        exports: dict[str, str] = {}
+        if args.stack_outputs:
+            outputs, exports = outputs_from_cli(Path(args.stack_outputs).read_text())
+        for item in args.output:
+            name, sep, value = item.partition("=")
+            stack, slash, key = name.partition("/")
+            if not sep or not slash or not stack or not key:
+                raise ExportError(f"--output {item!r}: write it as STACK/OUTPUT_KEY=VALUE")
+            outputs[(stack, key)] = value
+        if target_dir.exists() and any(target_dir.iterdir()):
+            raise ExportError(f"{target_dir}: not empty — export into a new folder (an export never overwrites files)")
+        with tempfile.TemporaryDirectory(prefix="inferstack-export-") as tmp:
+            assembly, stacks = synthesize_for_export(config, Path(tmp))
+        values = DeployTimeValues(
+            account=args.account or config.env.account,
+            region=args.region or config.env.region,
+            outputs=outputs,
+            exports=exports,
+        )
+        target = ArgoCdTarget(namespace=args.argocd_namespace, project=args.project, server=args.server)
+        result = export(assembly, stacks, values, target)
+        written = write(result, target_dir)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    except (ExportError, OSError) as exc:
+        print(f"inferstack export: {exc}", file=sys.stderr)
+        return 1
+    except RuleViolationError as exc:
+        print(f"inferstack: {config_path}: {exc}", file=sys.stderr)
+        return 1
+    except (CustomResourceError, PropError) as exc:
+        print(f"{config_path}: {exc}", file=sys.stderr)
+        return 1
+    waves = max((f.wave for f in result.files), default=-1) + 1
+    print(f"{target_dir}: {len(written)} files in {waves} sync waves from {', '.join(stacks)} (README.md says how)")
+    if config.kubernetes_delivery.value != "gitops":
+        print(
+            "note: the config's kubernetes_delivery is 'cdk': cdk deploy would apply these objects too — set "
+            "kubernetes_delivery: gitops before deploying, so that Argo CD alone applies them",
+            file=sys.stderr,
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="inferstack", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -330,7 +410,36 @@ def main(argv: list[str] | None = None) -> int:
         "e.g. gateway-storage/ModelBucketB33D855B or gateway/data-llm-gateway-postgres-0: it is still printed, "
         "but no longer fails the command. Repeat for each loss",
     )
+    gitops = sub.add_parser(
+        "export",
+        help="write the workloads' Kubernetes side as YAML for Argo CD, in sync waves",
+        description="Synthesize CONFIG (no AWS call) and write what its workloads stacks apply into DIR: each object "
+        "in a folder per namespace (cluster/ for cluster-scoped ones), each Helm release as an Argo CD Application "
+        "(argocd/), every one with the sync wave that keeps the CDK order, and a README. Deploy the platform with "
+        "kubernetes_delivery: gitops so that its workloads stacks hold only their AWS resources.",
+    )
+    gitops.add_argument("config", metavar="CONFIG")
+    gitops.add_argument("out", metavar="DIR", help="a new or empty folder")
+    gitops.add_argument(
+        "--account", help="the AWS account id, for values CloudFormation fills in. Default: env.account"
+    )
+    gitops.add_argument("--region", help="the AWS region. Default: env.region of the config")
+    gitops.add_argument(
+        "--stack-outputs",
+        metavar="FILE",
+        help="the JSON of 'aws cloudformation describe-stacks' after deploying the platform (the model bucket's name…)",
+    )
+    gitops.add_argument(
+        "--output", action="append", default=[], metavar="STACK/KEY=VALUE", help="one stack output's value; repeatable"
+    )
+    gitops.add_argument("--argocd-namespace", default="argocd", help="the Applications' namespace. Default argocd")
+    gitops.add_argument("--project", default="default", help="the Applications' Argo CD project. Default default")
+    gitops.add_argument(
+        "--server", default="https://kubernetes.default.svc", help="the destination cluster. Default: in-cluster"
+    )
     args = parser.parse_args(argv)
+    if args.command == "export":
+        return _export(args.config, args.out, args)
     if args.command == "diff":
         return _diff(args.old, args.new, args.accept_loss)
     if args.command == "bench":

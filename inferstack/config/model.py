@@ -262,6 +262,16 @@ BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-
 SYSTEM_NAMESPACES = BUILT_IN_NAMESPACES - {"default"}
 
 
+class KubernetesDelivery(StrEnum):
+    """How the workloads' Kubernetes side (operators' Helm releases, namespaces, policies, workload objects) reaches
+    the cluster."""
+
+    CDK = "cdk"
+    """The workloads stacks apply it through the kubectl provider (``cdk deploy``)."""
+    GITOPS = "gitops"
+    """Argo CD applies it from ``inferstack export``'s folder; the workloads stacks hold only their AWS side."""
+
+
 class KnativeIngress(StrEnum):
     KOURIER = "kourier"
     """net-kourier (``ingress-class: kourier.ingress.networking.knative.dev``): KServe then creates no Istio
@@ -545,6 +555,12 @@ class InferstackConfig(StrictModel):
     """Operators whose custom resources workloads emit."""
     network_policies: NetworkPolicyConfig = NetworkPolicyConfig()
     """Default-deny NetworkPolicies in the workload namespaces inferstack owns, with the app's paths allowed."""
+    kubernetes_delivery: KubernetesDelivery = KubernetesDelivery.CDK
+    """How the workloads' Kubernetes side reaches the cluster. ``cdk``: the workloads stacks apply it at
+    ``cdk deploy``. ``gitops``: the workloads stacks deploy only their AWS resources (the workloads' IAM roles, Pod
+    Identity associations, EKS add-ons) and ``inferstack export CONFIG DIR`` writes the Kubernetes side for Argo CD,
+    in sync waves that keep the CDK order. The cluster's own add-ons (Karpenter, the GPU operator, Prometheus'
+    stack…) stay in the CDK stacks either way. Default ``cdk``."""
     acknowledge: tuple[RuleAcknowledgement, ...] = ()
     """Findings of inferstack rules accepted on purpose. Default none."""
 

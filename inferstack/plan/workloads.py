@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inferstack.config.model import InferstackConfig, KnativeServingConfig, ObservabilityConfig
+from inferstack.config.model import InferstackConfig, KnativeServingConfig, KubernetesDelivery, ObservabilityConfig
 from inferstack.config.storage import StorageConfig
 from inferstack.plan import ResolvedWorkload, resolve
 from inferstack.plan.kserve import installs_knative, knative_serving
@@ -40,6 +40,9 @@ class WorkloadsPlan:
     (:func:`~inferstack.plan.kserve.installs_knative`)."""
     storage: StorageConfig
     """Where models live (``storage``): the Mountpoint cache size, the FSx import prefix and path."""
+    gitops: bool = False
+    """The Kubernetes side is delivered by GitOps (``kubernetes_delivery: gitops``): the stacks hold only their AWS
+    resources. Default False."""
 
     @property
     def workload_namespaces(self) -> tuple[str, ...]:
@@ -65,4 +68,5 @@ def workloads_plan(config: InferstackConfig) -> WorkloadsPlan:
         knative=knative_serving(config),
         installs_knative=installs_knative(config),
         storage=config.storage,
+        gitops=config.kubernetes_delivery is KubernetesDelivery.GITOPS,
     )

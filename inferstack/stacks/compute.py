@@ -20,6 +20,7 @@ from inferstack.charts.karpenter_pools import KarpenterPoolsChart, KarpenterPool
 from inferstack.config.compute import AcceleratedNodeGroupConfig, AmiVariant, ComputeConfig, NodeCapacity, NodeDaemon
 from inferstack.plan.placement import pool_labels, pool_node_taints
 from inferstack.stacks.cluster_refs import cluster_security_group_id
+from inferstack.stacks.delivery import HandedToGitOps, handed_to_gitops
 from inferstack.stacks.karpenter import Karpenter
 from inferstack.stacks.nag import EKS_NODE_POLICIES, acknowledge, managed_policy
 from inferstack.stacks.operators import add_efa_device_plugin, add_gpu_operator, add_neuron_chart
@@ -51,7 +52,7 @@ def add_chart_manifest(
     durable: bool = False,
     rendered: list[Any] | None = None,
     overwrite: bool = False,
-) -> eks.KubernetesManifest:
+) -> Construct:
     """Apply a cdk8s chart through ``cluster``'s kubectl provider, owned by ``scope``'s stack. ``rendered``: the
     chart's ``to_json()`` when the caller has it already (it is not rendered twice). Default: rendered here.
 
@@ -60,7 +61,12 @@ def add_chart_manifest(
     unmanaged) and is retained when the resource is removed from the template. Default False.
 
     ``overwrite``: ``kubectl apply`` objects that exist (another stack's manifest may have held them before: a
-    workload's NetworkPolicies move with its shard). Default False (``kubectl create``)."""
+    workload's NetworkPolicies move with its shard). Default False (``kubectl create``).
+
+    In a stack that hands its Kubernetes side to GitOps, a :class:`~inferstack.stacks.delivery.HandedToGitOps`
+    (nothing applied)."""
+    if handed_to_gitops(scope):
+        return HandedToGitOps(scope, construct_id)
     manifest = eks.KubernetesManifest(
         scope,
         construct_id,
@@ -119,7 +125,7 @@ class ComputeStack(Stack):
         compute = config
         self.efa_security_group = self._efa_security_group() if compute.has_efa else None
         self.node_groups = {g.name: self._add_node_group(g) for g in compute.node_groups}
-        self.operators: dict[str, eks.HelmChart] = {}
+        self.operators: dict[str, Construct] = {}
         if compute.has(AcceleratorKind.NVIDIA) and compute.gpu_operator.install:
             tolerations = compute.daemon_tolerations(NodeDaemon.GPU_OPERATOR)
             self.operators["gpu-operator"] = add_gpu_operator(self, cluster, tolerations)
@@ -131,7 +137,7 @@ class ComputeStack(Stack):
                 self, cluster, compute.daemon_tolerations(NodeDaemon.EFA_PLUGIN)
             )
         self.karpenter: Karpenter | None = None
-        self.pools_manifest: eks.KubernetesManifest | None = None
+        self.pools_manifest: Construct | None = None
         if compute.karpenter_pools:
             self._add_karpenter()
 

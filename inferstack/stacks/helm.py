@@ -9,6 +9,7 @@ from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
 from inferstack.catalog.versions import HELM_CHARTS
+from inferstack.stacks.delivery import HandedToGitOps, handed_to_gitops
 
 
 def helm_chart(
@@ -23,12 +24,15 @@ def helm_chart(
     release: str | None = None,
     skip_crds: bool = False,
     wait: bool = False,
-) -> eks.HelmChart:
+) -> Construct:
     """Install catalog chart ``name`` (repository and version from ``HELM_CHARTS``) as release ``release``
     (default: the chart's catalog name). ``skip_crds``: leave the chart's ``crds/`` alone (another release owns
     them, e.g. ``karpenter-crd``). Default False. ``wait``: ``helm --wait`` — the release completes only when its
     Deployments are ready (15 min at most), e.g. before objects a fail-closed webhook of the chart admits. Default
-    False."""
+    False. In a stack that hands its Kubernetes side to GitOps, a :class:`~inferstack.stacks.delivery.HandedToGitOps`
+    (nothing applied)."""
+    if handed_to_gitops(scope):
+        return HandedToGitOps(scope, construct_id)
     chart = HELM_CHARTS[name]
     return eks.HelmChart(
         scope,

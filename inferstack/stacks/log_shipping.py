@@ -59,7 +59,7 @@ class LogShippingChart(cdk8s.Chart):
 
 def add_log_shipping(
     scope: Construct, cluster: eks.ICluster, cluster_name: str, retention_days: int, pod_exclusion: bool = False
-) -> eks.KubernetesManifest:
+) -> Construct:
     """The key, the log group, the Fluent Bit role and its Pod Identity association, and the Kubernetes side.
     ``pod_exclusion``: pods may opt out with ``fluentbit.io/exclude`` (:class:`LogShippingProps`). Default off."""
     name = container_log_group_name(cluster_name)

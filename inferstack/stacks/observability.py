@@ -203,7 +203,7 @@ def prometheus_values(config: ObservabilityConfig, namespaces: Sequence[str] | N
 
 def add_prometheus_stack(
     scope: Construct, cluster: eks.ICluster, config: ObservabilityConfig, namespaces: Sequence[str] | None = None
-) -> eks.HelmChart:
+) -> Construct:
     """Prometheus operator + a persistent Prometheus (see :func:`prometheus_values`) loading the monitors of
     ``namespaces`` (default: every namespace); with the default storage class, the gp3 StorageClass (and, unless
     ``install_ebs_csi_driver`` is off, the EBS CSI add-on) first."""
@@ -231,6 +231,6 @@ def keda_values() -> dict[str, Any]:
     return {"nodeSelector": SYSTEM_NODES, "crds": {"install": True}}
 
 
-def add_keda(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
+def add_keda(scope: Construct, cluster: eks.ICluster) -> Construct:
     """KEDA in its own namespace (ScaledObject CRD)."""
     return helm_chart(scope, "Keda", cluster, "keda", "keda", keda_values(), create_namespace=True)

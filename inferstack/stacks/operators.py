@@ -127,7 +127,7 @@ def efa_plugin_values(registry: str, tolerations: Sequence[Taint] = ()) -> dict[
     }
 
 
-def add_gpu_operator(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> eks.HelmChart:
+def add_gpu_operator(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> Construct:
     """The GPU operator in its own namespace (see :func:`gpu_operator_values`)."""
     return helm_chart(
         scope,
@@ -150,7 +150,7 @@ class NeuronHealthcheckNamespaceChart(cdk8s.Chart):
 
 def add_neuron_chart(
     scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint], kubernetes_version: str
-) -> eks.HelmChart:
+) -> Construct:
     """The Neuron chart in kube-system (see :func:`neuron_values`), after the namespace of its node-problem
     detector."""
     namespace = eks.KubernetesManifest(
@@ -166,7 +166,7 @@ def add_neuron_chart(
     return chart
 
 
-def add_efa_device_plugin(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> eks.HelmChart:
+def add_efa_device_plugin(scope: Construct, cluster: eks.ICluster, tolerations: Sequence[Taint]) -> Construct:
     """The EFA device plugin in kube-system (see :func:`efa_plugin_values`)."""
     values = efa_plugin_values(eks_registry(scope), tolerations)
     return helm_chart(scope, "EfaDevicePlugin", cluster, "aws-efa-k8s-device-plugin", "kube-system", values)

@@ -33,6 +33,7 @@ from inferstack.charts.knative import KnativeServingChart
 from inferstack.config.model import KnativeServingConfig
 from inferstack.plan.workloads import WorkloadsPlan
 from inferstack.stacks.compute import add_chart_manifest
+from inferstack.stacks.delivery import HandedToGitOps, handed_to_gitops
 from inferstack.stacks.helm import helm_chart
 from inferstack.stacks.observability import (
     add_ebs_csi_addon,
@@ -45,10 +46,13 @@ from inferstack.stacks.observability import (
 
 def webhook_ready(
     scope: Construct, construct_id: str, cluster: eks.ICluster, object_type: str, name: str, *, after: Construct
-) -> eks.KubernetesObjectValue:
+) -> Construct:
     """Complete once the webhook configuration ``name`` (installed by ``after``) carries a CA bundle: an operator's
     fail-closed webhook refuses every object until then, and the aws-eks-v2 apply handler does not retry a refused
-    call. Polls ``.webhooks[0].clientConfig.caBundle`` for up to 10 minutes."""
+    call. Polls ``.webhooks[0].clientConfig.caBundle`` for up to 10 minutes. Handed to GitOps: nothing (its
+    sync waves order the objects; :mod:`inferstack.stacks.delivery`)."""
+    if handed_to_gitops(scope):
+        return HandedToGitOps(scope, construct_id)
     ready = eks.KubernetesObjectValue(
         scope,
         construct_id,
@@ -88,7 +92,7 @@ def lws_values() -> dict[str, Any]:
     }
 
 
-def add_lws(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
+def add_lws(scope: Construct, cluster: eks.ICluster) -> Construct:
     """The LeaderWorkerSet controller and CRD (the chart's ``crds/``) in ``lws-system``, installed with ``--wait``
     (its Deployment ready), and complete only once its webhook has a CA bundle (a ``KubernetesObjectValue`` polls
     the webhook configuration): the aws-eks-v2 apply handler does not retry a refused webhook call, so a
@@ -110,7 +114,7 @@ def kuberay_values() -> dict[str, Any]:
     return {"image": {"repository": repository, "tag": tag}, "nodeSelector": {POOL_LABEL: SYSTEM_POOL}}
 
 
-def add_kuberay(scope: Construct, cluster: eks.ICluster) -> eks.HelmChart:
+def add_kuberay(scope: Construct, cluster: eks.ICluster) -> Construct:
     """The KubeRay operator and its CRDs (the chart's ``crds/``) in ``kuberay-system``, installed with ``--wait``:
     a RayService applied before the operator runs would wait unreconciled, and its CRD must exist."""
     return helm_chart(
@@ -337,6 +341,8 @@ def add_knative_serving(scope: Construct, cluster: eks.ICluster, knative: Knativ
         KnativeServingChart(cdk8s.App(), "knative-serving", knative, {POOL_LABEL: SYSTEM_POOL}),
     )
     serving.node.add_dependency(operator)
+    if handed_to_gitops(scope):
+        return HandedToGitOps(scope, "KnativeServingReady")
     ready = eks.KubernetesObjectValue(
         scope,
         "KnativeServingReady",
@@ -399,7 +405,7 @@ def add_kserve(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> 
     return runtimes
 
 
-def _prometheus(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> eks.HelmChart | None:
+def _prometheus(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
     observability = plan.observability
     if not observability.install_prometheus_stack:
         return None
@@ -407,7 +413,7 @@ def _prometheus(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) ->
     return add_prometheus_stack(scope, cluster, observability, namespaces)
 
 
-def _keda(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> eks.HelmChart | None:
+def _keda(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
     return add_keda(scope, cluster) if plan.observability.install_keda else None
 
 

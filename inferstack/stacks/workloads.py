@@ -29,6 +29,7 @@ from inferstack.config.kinds import kind_of
 from inferstack.plan import ResolvedWorkload
 from inferstack.plan.workloads import WorkloadsPlan
 from inferstack.stacks.compute import add_chart_manifest
+from inferstack.stacks.delivery import GITOPS_ATTRIBUTE
 from inferstack.stacks.storage import StorageStack
 from inferstack.stacks.workload_operators import WORKLOAD_OPERATORS
 
@@ -170,6 +171,9 @@ class WorkloadsStack(cdk.Stack):
     :param primary: the first workloads stack, which owns namespaces and operators; ``None`` for that stack itself.
     :param platform_base: apply inferstack's PriorityClasses here (on a team's own cluster, which has no
         ``ClusterStack``). Default False.
+
+    With ``plan.gitops`` (``kubernetes_delivery: gitops``) the stack holds only its AWS resources: its Kubernetes
+    side is what ``inferstack export`` writes.
     """
 
     def __init__(
@@ -186,10 +190,13 @@ class WorkloadsStack(cdk.Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        # ``kubernetes_delivery: gitops``: every Helm release, manifest and wait below is handed to GitOps
+        # (inferstack.stacks.delivery); the roles, Pod Identity associations and add-ons stay.
+        setattr(self, GITOPS_ATTRIBUTE, plan.gitops)
         self.plan, self.cluster, self.storage = plan, cluster, storage
         self.operators: dict[str, Construct] = {}
         if primary is None:
-            self.namespaces: tuple[eks.KubernetesManifest, ...] = ()
+            self.namespaces: tuple[Construct, ...] = ()
             if platform_base:  # a team's own cluster: inferstack's PriorityClasses come with the workloads
                 base = add_chart_manifest(
                     self, "PlatformBase", cluster, PlatformBaseChart(cdk8s.App(), "platform-base"), durable=True
@@ -218,7 +225,7 @@ class WorkloadsStack(cdk.Stack):
                 for dependency in self.namespaces:
                     manifest.node.add_dependency(dependency)
         self.charts: dict[str, WorkloadChart] = {}
-        self.manifests: dict[str, eks.KubernetesManifest] = {}
+        self.manifests: dict[str, Construct] = {}
         for item in workloads:
             workload = item.workload
             identities = self._identities(workload)
