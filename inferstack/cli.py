@@ -4,8 +4,9 @@
 * ``schema`` — the JSON Schema of the config (for editors) on stdout;
 * ``check [CONFIG]`` — validate a config and run every rule, without synthesizing;
 * ``plan [CONFIG]`` — per workload: accelerator, TP/PP, weights, KV budget, tokens, concurrency, verdict;
-* ``preflight [CONFIG]`` — the real account (read-only, the caller's credentials): quotas, offerings, EFA,
-  reservations, the model bucket, the EKS version;
+* ``preflight [CONFIG] [--cluster NAME]`` — the real account (read-only, the caller's credentials): quotas,
+  offerings, EFA, reservations, the model bucket, the EKS version; with ``--cluster``, a team's own cluster's
+  add-ons and Helm releases against what inferstack would install there;
 * ``bench NAME [CONFIG]`` — the ``kubectl`` command that starts one run of workload NAME's benchmark Job;
 * ``export CONFIG DIR`` — the workloads' Kubernetes side as plain YAML for Argo CD (Applications for the Helm
   releases, sync waves that keep the CDK order);
@@ -218,16 +219,30 @@ def _check(config_path: str) -> int:
     return 0
 
 
-def _preflight(config_path: str, region: str | None, clients: Any = None, *, prices: bool = False) -> int:
-    """Run the preflight checks with the caller's credentials (read-only); 1 when any check fails."""
+def _preflight(
+    config_path: str,
+    region: str | None,
+    clients: Any = None,
+    *,
+    prices: bool = False,
+    cluster: str | None = None,
+    releases: Any = None,
+) -> int:
+    """Run the preflight checks with the caller's credentials (read-only); 1 when any check fails. ``cluster``: a
+    team's own cluster, whose add-ons and Helm releases are checked too (``releases``: the Helm release lister,
+    default kubectl)."""
     from inferstack.preflight import Preflight, boto3_clients, table
+    from inferstack.preflight_cluster import TeamCluster, kubectl_releases
 
     try:
         config = load_config(config_path)
+        factory = clients or boto3_clients(region or config.env.region)
+        results = Preflight(config, factory, prices=prices).run()
+        if cluster is not None:
+            results += TeamCluster(config, cluster, factory, releases or kubectl_releases).run()
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 1
-    results = Preflight(config, clients or boto3_clients(region or config.env.region), prices=prices).run()
     print(table(results))
     failed = [r for r in results if not r.passed]
     print(f"{config_path}: {len(results) - len(failed)} passed, {len(failed)} failed")
@@ -383,6 +398,12 @@ def main(argv: list[str] | None = None) -> int:
     preflight.add_argument(
         "--prices", action="store_true", help="also compare the vendored prices with the Pricing API"
     )
+    preflight.add_argument(
+        "--cluster",
+        metavar="NAME",
+        help="a team's own EKS cluster the platform goes onto: list its add-ons and Helm releases (kubectl, its "
+        "context from 'aws eks update-kubeconfig') against what inferstack would install there",
+    )
     endpoints = sub.add_parser(
         "endpoints", help="where each workload answers, and the port-forward and curl that try it"
     )
@@ -447,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "endpoints":
         return _endpoints(args.config)
     if args.command == "preflight":
-        return _preflight(args.config, args.region, prices=args.prices)
+        return _preflight(args.config, args.region, prices=args.prices, cluster=args.cluster)
     if args.command == "summary":
         out = Path(args.out)
         if not (out / "manifest.json").is_file():

@@ -1,0 +1,225 @@
+"""Preflight of a team's own cluster (``inferstack preflight --cluster NAME``): what it already runs — its EKS
+add-ons (``eks:ListAddons``) and its Helm releases (the release Secrets Helm keeps, read with ``kubectl``) — against
+what inferstack would install there, so "Addon already exists" or two operators fighting over one CRD is a line
+with the switch that avoids it, before ``cdk deploy``.
+
+The config is judged as :func:`~inferstack.config.existing_cluster.on_a_teams_cluster` makes it (the add-ons a
+cluster usually runs are off unless the config turns them on). A switch that is on and finds its add-on or chart
+running already fails; one that is off passes and says inferstack leaves it. Read-only: ``eks:DescribeCluster``,
+``eks:ListAddons``, ``eks:DescribeAddon`` and ``kubectl get secrets -l owner=helm``.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from inferstack.catalog.versions import HELM_CHARTS
+from inferstack.config.existing_cluster import on_a_teams_cluster
+from inferstack.config.model import InferstackConfig
+from inferstack.plan.kserve import installs_knative
+from inferstack.plan.workloads import workloads_plan
+from inferstack.preflight import CheckResult, ClientFactory, _error
+
+#: EKS add-ons inferstack creates on a cluster → the config switch that installs them.
+ADDON_SWITCHES: dict[str, str] = {
+    "aws-mountpoint-s3-csi-driver": "storage.install_csi_drivers",
+    "aws-fsx-csi-driver": "storage.install_csi_drivers",
+    "aws-ebs-csi-driver": "observability.install_ebs_csi_driver",
+    "cert-manager": "observability.install_cert_manager",
+    "metrics-server": "observability.install_metrics_server",
+}
+#: Charts of the cluster's add-ons → the switch that installs them (inferstack installs each when its switch is on
+#: and the platform needs it: pools of that accelerator, Karpenter pools).
+CLUSTER_CHART_SWITCHES: dict[str, str] = {
+    "karpenter": "compute.install_karpenter",
+    "karpenter-crd": "compute.install_karpenter",
+    "gpu-operator": "compute.gpu_operator.install",
+    "neuron-helm-chart": "compute.neuron_plugin.install",
+    "aws-efa-k8s-device-plugin": "compute.efa_plugin.install",
+    "kube-prometheus-stack": "observability.install_prometheus_stack",
+}
+#: Charts of the workload operators → (the operator the plan names, its switch): installed when a workload needs
+#: the operator and the switch is on.
+OPERATOR_CHART_SWITCHES: dict[str, tuple[str, str]] = {
+    "kuberay-operator": ("kuberay", "observability.install_kuberay"),
+    "lws": ("lws", "observability.install_lws"),
+    "keda": ("keda", "observability.install_keda"),
+    "k8s-nim-operator": ("nim", "observability.install_nim_operator"),
+    "dynamo-platform": ("dynamo", "observability.install_dynamo_operator"),
+    "kserve-crd": ("kserve", "observability.install_kserve"),
+    "kserve-resources": ("kserve", "observability.install_kserve"),
+    "kserve-runtime-configs": ("kserve", "observability.install_kserve"),
+    "knative-operator": ("kserve", "observability.install_knative_serving"),
+}
+#: Catalog charts inferstack installs nowhere yet, each with the reason (every catalog chart is classified).
+NOT_INSTALLED: dict[str, str] = {
+    "inferencepool": "pinned for the Gateway API inference extension; no stack installs it yet",
+}
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    """A deployed Helm release on the cluster."""
+
+    name: str
+    namespace: str
+    chart: str
+    version: str
+
+
+HelmLister = Callable[[str], list[HelmRelease]]
+"""``kubectl context → the cluster's deployed Helm releases``. :raises RuntimeError: they cannot be read."""
+
+
+def decode_release(secret: dict[str, Any]) -> HelmRelease:
+    """A Helm 3/4 release Secret (``sh.helm.release.v1.<name>.v<n>``, label ``owner=helm``): its ``data.release`` is
+    the API's base64 of Helm's own base64 of the gzipped release JSON (helm pkg/storage/driver/util.go)."""
+    encoded = base64.b64decode(base64.b64decode(secret["data"]["release"]))
+    payload = gzip.decompress(encoded) if encoded[:2] == b"\x1f\x8b" else encoded
+    release = json.loads(payload)
+    metadata = release["chart"]["metadata"]
+    return HelmRelease(
+        name=str(release["name"]),
+        namespace=str(release["namespace"]),
+        chart=str(metadata["name"]),
+        version=str(metadata.get("version", "?")),
+    )
+
+
+def kubectl_releases(context: str) -> list[HelmRelease]:
+    """The deployed releases of the cluster of kubeconfig context ``context`` (``aws eks update-kubeconfig`` names
+    it by the cluster's ARN). :raises RuntimeError: kubectl is missing or refused."""
+    command = [
+        "kubectl",
+        "--context",
+        context,
+        "get",
+        "secrets",
+        "--all-namespaces",
+        "-l",
+        "owner=helm,status=deployed",
+        "-o",
+        "json",
+    ]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RuntimeError(f"kubectl: {exc}") from exc
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr.strip() or f"kubectl exited {result.returncode}")
+    return [decode_release(item) for item in json.loads(result.stdout).get("items", [])]
+
+
+def _switch(config: InferstackConfig, path: str) -> bool:
+    node: Any = config
+    for name in path.split("."):
+        node = getattr(node, name)
+    return bool(node)
+
+
+class TeamCluster:
+    """The checks of one config against a team's cluster ``name`` (clients from ``clients``, releases from
+    ``releases``)."""
+
+    def __init__(
+        self, config: InferstackConfig, name: str, clients: ClientFactory, releases: HelmLister = kubectl_releases
+    ) -> None:
+        self.name, self.clients, self.releases = name, clients, releases
+        self.config = on_a_teams_cluster(config)
+        self.operators = set(workloads_plan(self.config).operators)
+
+    def run(self) -> list[CheckResult]:
+        results: list[CheckResult] = []
+        try:
+            cluster = self.clients("eks").describe_cluster(name=self.name)["cluster"]
+        except Exception as exc:
+            return [CheckResult("cluster", self.name, False, _error(exc), "check the cluster name, region and role")]
+        results.append(self._version(cluster))
+        for check in (self.addons, lambda: self.helm(str(cluster.get("arn", self.name)))):
+            try:
+                results.extend(check())
+            except Exception as exc:
+                results.append(CheckResult("cluster", self.name, False, _error(exc), "check credentials and region"))
+        return results
+
+    def _version(self, cluster: dict[str, Any]) -> CheckResult:
+        version, wanted = str(cluster.get("version")), self.config.cluster.kubernetes_version
+        ok = version == wanted
+        return CheckResult(
+            "cluster",
+            self.name,
+            ok,
+            f"Kubernetes {version}" + ("" if ok else f"; the config says {wanted}"),
+            "" if ok else f"set cluster.kubernetes_version: '{version}' (charts and flags follow it)",
+        )
+
+    def addons(self) -> Iterator[CheckResult]:
+        client = self.clients("eks")
+        running = [
+            a for page in client.get_paginator("list_addons").paginate(clusterName=self.name) for a in page["addons"]
+        ]
+        for addon in sorted(running):
+            switch = ADDON_SWITCHES.get(addon)
+            if switch is None:
+                yield CheckResult("addon", addon, True, "runs (inferstack does not install it)")
+            elif _switch(self.config, switch):
+                yield CheckResult(
+                    "addon",
+                    addon,
+                    False,
+                    f"runs already, and {switch} is on: creating it again fails the deploy (Addon already exists)",
+                    f"set {switch}: false (the cluster's {addon} serves the platform)",
+                )
+            else:
+                yield CheckResult("addon", addon, True, f"runs; {switch} is off, inferstack leaves it")
+
+    def helm(self, context: str) -> Iterator[CheckResult]:
+        try:
+            releases = self.releases(context)
+        except RuntimeError as exc:
+            yield CheckResult(
+                "helm",
+                context,
+                False,
+                f"cannot list the Helm releases: {exc}",
+                f"aws eks update-kubeconfig --name {self.name} (kubectl context {context}), with a role that may "
+                "list Secrets",
+            )
+            return
+        ours = {pin.chart for pin in HELM_CHARTS.values()}
+        for release in sorted(releases, key=lambda r: (r.namespace, r.name)):
+            subject = f"{release.namespace}/{release.name}"
+            what = f"{release.chart} {release.version}"
+            if release.chart not in ours:
+                yield CheckResult("helm", subject, True, f"{what} (inferstack does not install it)")
+                continue
+            switch, needed = self._chart_switch(release.chart)
+            if switch is None or not needed:
+                yield CheckResult("helm", subject, True, f"{what}; inferstack does not install it here")
+            elif _switch(self.config, switch):
+                yield CheckResult(
+                    "helm",
+                    subject,
+                    False,
+                    f"{what} runs already, and {switch} is on: a second release fights it over its CRDs and webhooks",
+                    f"set {switch}: false (the cluster's {release.chart} serves the platform)",
+                )
+            else:
+                yield CheckResult("helm", subject, True, f"{what}; {switch} is off, inferstack leaves it")
+
+    def _chart_switch(self, chart: str) -> tuple[str | None, bool]:
+        """The switch that installs ``chart`` and whether this platform needs the chart at all."""
+        if chart in CLUSTER_CHART_SWITCHES:
+            return CLUSTER_CHART_SWITCHES[chart], True
+        if chart == "knative-operator":
+            return OPERATOR_CHART_SWITCHES[chart][1], installs_knative(self.config)
+        if chart in OPERATOR_CHART_SWITCHES:
+            operator, switch = OPERATOR_CHART_SWITCHES[chart]
+            return switch, operator in self.operators
+        return None, False

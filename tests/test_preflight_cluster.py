@@ -1,0 +1,167 @@
+"""``inferstack preflight --cluster NAME``: GIVEN a team's cluster (EKS answers stubbed with botocore's Stubber, its
+Helm releases as Helm stores them), WHEN preflight runs, THEN each add-on or chart the cluster runs already and
+inferstack would install again fails with the switch that avoids it; what inferstack leaves, or never installs,
+passes; nothing needs a network or credentials."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from inferstack import cli
+from inferstack.catalog.versions import HELM_CHARTS
+from inferstack.config import load_config, parse_config
+from inferstack.config.edit import with_changes
+from inferstack.preflight import vcpu_demand
+from inferstack.preflight_cluster import (
+    ADDON_SWITCHES,
+    CLUSTER_CHART_SWITCHES,
+    NOT_INSTALLED,
+    OPERATOR_CHART_SWITCHES,
+    HelmRelease,
+    TeamCluster,
+    decode_release,
+)
+from tests.synth import ROOT
+
+ARN = "arn:aws:eks:us-west-2:123456789012:cluster/team"
+RAY = load_config(ROOT / "examples" / "ray-llm-multi-model.yaml")
+# On a team's cluster the pools go to its own Karpenter: the config names that Karpenter's node role.
+RAY_ON_TEAM = with_changes(RAY, {"compute.karpenter_node_role": "TeamKarpenterNode"})
+
+
+def eks(addons: list[str], version: str = "1.36", extra: list | None = None):
+    client = boto3.client("eks", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="y")
+    stub = Stubber(client)
+    for method, response in extra or []:
+        stub.add_response(method, response)
+    stub.add_response("describe_cluster", {"cluster": {"name": "team", "arn": ARN, "version": version}})
+    stub.add_response("list_addons", {"addons": addons})
+    stub.activate()
+    return lambda service: client
+
+
+def releases(*items: tuple[str, str, str]):
+    seen = []
+
+    def lister(context: str) -> list[HelmRelease]:
+        seen.append(context)
+        return [HelmRelease(name=n, namespace=ns, chart=c, version="1.0.0") for n, ns, c in items]
+
+    lister.seen = seen  # type: ignore[attr-defined]
+    return lister
+
+
+def by_subject(results):
+    return {(r.check, r.subject): r for r in results}
+
+
+def test_add_ons_the_cluster_runs_are_left_alone_unless_the_config_turns_them_on():
+    results = by_subject(TeamCluster(RAY_ON_TEAM, "team", eks(["cert-manager", "vpc-cni"]), releases()).run())
+    assert results[("addon", "cert-manager")].passed
+    assert "observability.install_cert_manager is off" in results[("addon", "cert-manager")].detail
+    assert results[("addon", "vpc-cni")].passed
+    assert results[("cluster", "team")].passed
+
+    on = with_changes(RAY_ON_TEAM, {"observability.install_cert_manager": True})
+    failed = by_subject(TeamCluster(on, "team", eks(["cert-manager"]), releases()).run())[("addon", "cert-manager")]
+    assert not failed.passed and "Addon already exists" in failed.detail
+    assert (
+        failed.fix == "set observability.install_cert_manager: false (the cluster's cert-manager serves the platform)"
+    )
+
+
+def test_a_workload_operator_the_cluster_runs_fails_only_when_a_workload_needs_it():
+    running = releases(("kuberay-operator", "ray-system", "kuberay-operator"), ("ingress", "edge", "ingress-nginx"))
+    results = by_subject(TeamCluster(RAY_ON_TEAM, "team", eks([]), running).run())
+    kuberay = results[("helm", "ray-system/kuberay-operator")]
+    assert not kuberay.passed and kuberay.fix.startswith("set observability.install_kuberay: false")
+    assert results[("helm", "edge/ingress")].passed  # not a chart inferstack installs
+    assert running.seen == [ARN]  # kubectl's context: the cluster's ARN, as update-kubeconfig names it
+
+    declared = with_changes(RAY_ON_TEAM, {"observability.install_kuberay": False})
+    assert by_subject(TeamCluster(declared, "team", eks([]), running).run())[
+        ("helm", "ray-system/kuberay-operator")
+    ].passed
+    no_ray = parse_config({"name": "empty"})
+    unused = by_subject(TeamCluster(no_ray, "team", eks([]), running).run())[("helm", "ray-system/kuberay-operator")]
+    assert unused.passed and "does not install it here" in unused.detail
+
+
+def test_a_cluster_add_on_chart_fails_when_its_switch_is_on():
+    running = releases(("gpu-operator", "gpu-operator", "gpu-operator"))
+    on = with_changes(RAY_ON_TEAM, {"compute.gpu_operator.install": True})
+    failed = by_subject(TeamCluster(on, "team", eks([]), running).run())[("helm", "gpu-operator/gpu-operator")]
+    assert not failed.passed and failed.fix.startswith("set compute.gpu_operator.install: false")
+    left = by_subject(TeamCluster(RAY_ON_TEAM, "team", eks([]), running).run())[("helm", "gpu-operator/gpu-operator")]
+    assert left.passed  # off on a team's cluster unless set
+
+
+def test_a_version_mismatch_and_unreadable_releases_are_failed_checks():
+    def refused(context: str) -> list[HelmRelease]:
+        raise RuntimeError("error: You must be logged in to the server (Unauthorized)")
+
+    results = by_subject(TeamCluster(RAY_ON_TEAM, "team", eks([], version="1.35"), refused).run())
+    assert results[("cluster", "team")].fix == "set cluster.kubernetes_version: '1.35' (charts and flags follow it)"
+    helm = results[("helm", ARN)]
+    assert not helm.passed and "Unauthorized" in helm.detail and "aws eks update-kubeconfig --name team" in helm.fix
+
+
+def test_an_unknown_cluster_is_one_failed_check_not_a_traceback():
+    client = boto3.client("eks", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="y")
+    stub = Stubber(client)
+    stub.add_client_error("describe_cluster", "ResourceNotFoundException", "No cluster found for name: team.")
+    stub.activate()
+    (result,) = TeamCluster(RAY_ON_TEAM, "team", lambda s: client, releases()).run()
+    assert not result.passed and "ResourceNotFoundException" in result.detail
+
+
+@pytest.mark.parametrize("compressed", [True, False], ids=["gzip", "plain"])
+def test_release_secrets_decode_as_helm_writes_them(compressed):
+    release = {
+        "name": "kuberay-operator",
+        "namespace": "ray",
+        "chart": {"metadata": {"name": "kuberay-operator", "version": "1.7.0"}},
+    }
+    payload = json.dumps(release).encode()
+    helm = base64.b64encode(gzip.compress(payload) if compressed else payload)  # helm's own encoding
+    secret = {"data": {"release": base64.b64encode(helm).decode()}}  # the API's base64 of Secret data
+    assert decode_release(secret) == HelmRelease("kuberay-operator", "ray", "kuberay-operator", "1.7.0")
+
+
+def test_every_catalog_chart_is_classified():
+    classified = set(CLUSTER_CHART_SWITCHES) | set(OPERATOR_CHART_SWITCHES) | set(ADDON_SWITCHES) | set(NOT_INSTALLED)
+    assert {pin.chart for pin in HELM_CHARTS.values()} <= classified
+    for path in (
+        *CLUSTER_CHART_SWITCHES.values(),
+        *(s for _, s in OPERATOR_CHART_SWITCHES.values()),
+        *ADDON_SWITCHES.values(),
+    ):
+        node = RAY
+        for name in path.split("."):
+            node = getattr(node, name)  # every switch is a real config field
+        assert isinstance(node, bool), path
+
+
+def test_the_command_adds_the_cluster_checks(tmp_path, capsys):
+    path = tmp_path / "platform.yaml"
+    path.write_text("name: team\nenv: {region: us-west-2}\n")
+    versions = {"clusterVersions": [{"clusterVersion": "1.36", "versionStatus": "STANDARD_SUPPORT"}]}
+    cluster = eks(["cert-manager"], extra=[("describe_cluster_versions", versions)])
+    quotas = boto3.client("service-quotas", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="y")
+    stub = Stubber(quotas)
+    for _ in vcpu_demand(load_config(path)):
+        stub.add_response("get_service_quota", {"Quota": {"Value": 1000.0}})
+    stub.activate()
+    idle = boto3.client("ec2", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="y")
+    Stubber(idle).activate()  # no pool: nothing to look up, and no call may reach AWS
+    clients = {"eks": cluster("eks"), "service-quotas": quotas, "ec2": idle}
+    code = cli._preflight(str(path), None, clients=clients.__getitem__, cluster="team", releases=releases())
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "cert-manager" in out and "inferstack leaves it" in out and "Kubernetes 1.36" in out
