@@ -19,6 +19,7 @@ install: $(VENV)/.installed node_modules/.installed
 $(VENV)/.installed: requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "==> [set-up 1/2] Python packages into $(VENV) (first run: about 1 min; 0.9 GB, aws-cdk-lib is most of it)"
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
@@ -26,15 +27,18 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 # checkov (the second scanner of the test suite) in its own venv: it downgrades boto3/botocore beside ours.
 $(CHECKOV_VENV)/.installed: requirements-checkov.txt
 	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	@echo "==> [test set-up] checkov into $(CHECKOV_VENV) (first run: about 1 min)"
 	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
 	@touch $@
 
 node_modules/.installed: package.json package-lock.json
+	@echo "==> [set-up 2/2] the CDK CLI (npm ci, about 15 s)"
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 ## synth: synthesize the platform of $(CONFIG) into cdk.out and print a summary
 synth: install
+	@echo "==> cdk synth of $(CONFIG) (the rules, then the stacks and cdk-nag; about 15 s, the first run after set-up longer)"
 	npx cdk synth --quiet -c config=$(CONFIG)
 	$(PY) -m inferstack.cli summary cdk.out
 
@@ -42,7 +46,11 @@ synth: install
 test: install $(CHECKOV_VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest
+	@echo "==> pytest (about 4–5 min on 2 cores), and beside it the wheel in a fresh venv with its dependencies"
+	@echo "    from the index (scripts/check_wheel.py, about 1 min; its report follows pytest's)"
+	@log=$$(mktemp); $(PY) scripts/check_wheel.py > "$$log" 2>&1 & wheel=$$!; \
+	  $(PY) -m pytest; tests=$$?; wait $$wheel; packaged=$$?; cat "$$log"; rm -f "$$log"; \
+	  test $$tests -eq 0 -a $$packaged -eq 0
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -1,48 +1,25 @@
-"""`pip install .` gives an importable package with its data files; a separate CDK app builds the cluster stack
-into its own VPC from it."""
+"""What the wheel holds, offline: its data files, its typing marker, its console script and its declared
+dependencies. Installing it into a fresh venv with those dependencies from the index, importing every module and
+synthesizing the README's library example and the default platform is ``scripts/check_wheel.py``, which
+``make test`` runs beside pytest (it needs the package index; the tests stay hermetic)."""
 
 from __future__ import annotations
 
-import os
+import re
 import subprocess
 import sys
-import textwrap
+import tomllib
+import zipfile
+from email.parser import Parser
 
 import pytest
 
 from tests.synth import ROOT
 
-CONSUMER = textwrap.dedent("""
-    import json, sys
-    import aws_cdk as cdk
-    from aws_cdk import aws_ec2 as ec2
-    import inferstack
-    from inferstack.catalog.crds import validate_custom_resource
-    from inferstack.config import ClusterConfig
-    from inferstack.constructs.model_sync import MODEL_SYNC_IMAGE_DIR
-    from inferstack.stacks import ClusterStack
 
-    assert "site-packages" in inferstack.__file__ or "target" in inferstack.__file__, inferstack.__file__
-    assert validate_custom_resource({"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "x"},
-                                     "spec": {"bogus": 1}})
-    from importlib import resources
-    assert resources.files("inferstack").joinpath("py.typed").is_file()  # PEP 561: type checkers read our hints
-    # the model-sync image's build context ships in the wheel (StorageStack builds it as a container asset)
-    assert {p.name for p in MODEL_SYNC_IMAGE_DIR.iterdir()} >= {"Dockerfile", "requirements.txt"}, MODEL_SYNC_IMAGE_DIR
-    app = cdk.App(context={"aws:cdk:disable-asset-staging": True})
-    net = cdk.Stack(app, "team-network")
-    vpc = ec2.Vpc(net, "Vpc", max_azs=2)
-    ClusterStack(app, "team-cluster", vpc=vpc, config=ClusterConfig(), cluster_name="team-llm")
-    assembly = app.synth()
-    template = assembly.get_stack_by_name("team-cluster").template
-    clusters = [r for r in template["Resources"].values() if r["Type"] == "AWS::EKS::Cluster"]
-    print(json.dumps({"clusters": len(clusters), "name": clusters[0]["Properties"]["Name"]}))
-""")
-
-
-@pytest.mark.slow
-def test_installed_package_builds_a_cluster_in_a_foreign_vpc(tmp_path):
-    wheel_dir, target = tmp_path / "wheel", tmp_path / "target"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [
             sys.executable,
@@ -53,26 +30,46 @@ def test_installed_package_builds_a_cluster_in_a_foreign_vpc(tmp_path):
             "--no-build-isolation",
             "--quiet",
             "-w",
-            str(wheel_dir),
+            str(out),
             str(ROOT),
         ],
         check=True,
-        cwd=tmp_path,
         capture_output=True,
     )
-    (wheel,) = wheel_dir.glob("inferstack-*.whl")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(wheel)],
-        check=True,
-        capture_output=True,
-    )
-    data = list((target / "inferstack" / "catalog" / "crd_schemas").glob("*.json.gz"))
-    assert len(data) > 40
-    app = tmp_path / "consumer.py"
-    app.write_text(CONSUMER)
-    env = {**os.environ, "PYTHONPATH": str(target)}
-    result = subprocess.run(
-        [sys.executable, str(app)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert '"clusters": 1' in result.stdout and '"name": "team-llm"' in result.stdout
+    (path,) = out.glob("inferstack-*.whl")
+    return zipfile.ZipFile(path)
+
+
+def test_the_wheel_ships_the_data_files_synth_reads(wheel):
+    names = set(wheel.namelist())
+    assert len([n for n in names if re.fullmatch(r"inferstack/catalog/crd_schemas/[^/]+\.json\.gz", n)]) > 40
+    assert "inferstack/catalog/crd_schemas/index.json" in names
+    assert any(n.startswith("inferstack/catalog/engine_flag_data/") for n in names)
+    assert any(n.startswith("inferstack/catalog/price_data/") for n in names)
+    assert "inferstack/py.typed" in names  # PEP 561: type checkers read our hints
+    # the model-sync image's build context (StorageStack builds it as a container asset)
+    assert {"inferstack/images/model-sync/Dockerfile", "inferstack/images/model-sync/requirements.txt"} <= names
+    assert not [n for n in names if n.startswith(("tests/", "scripts/", "examples/"))]
+
+
+def test_the_wheel_declares_every_dependency_and_the_command(wheel):
+    (metadata,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    message = Parser().parsestr(wheel.read(metadata).decode())
+    required = {r for r in message.get_all("Requires-Dist") or [] if "extra ==" not in r}
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert required == set(project["dependencies"])
+    (entry_points,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
+    assert "inferstack = inferstack.cli:main" in wheel.read(entry_points).decode()
+
+
+def test_the_fresh_venv_check_runs_the_readmes_library_example():
+    """scripts/check_wheel.py takes the README's first library block as it is written (so the README cannot drift
+    from what is checked)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import check_wheel
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    code = check_wheel.readme_example()
+    assert "ClusterStack(" in code and 'outdir="readme.out"' in code
+    compile(code, "readme_example.py", "exec")
