@@ -168,16 +168,10 @@ class TeamCluster:
             switch = ADDON_SWITCHES.get(addon)
             if switch is None:
                 yield CheckResult("addon", addon, True, "runs (inferstack does not install it)")
-            elif _switch(self.config, switch):
-                yield CheckResult(
-                    "addon",
-                    addon,
-                    False,
-                    f"runs already, and {switch} is on: creating it again fails the deploy (Addon already exists)",
-                    f"set {switch}: false (the cluster's {addon} serves the platform)",
-                )
             else:
-                yield CheckResult("addon", addon, True, f"runs; {switch} is off, inferstack leaves it")
+                yield self._judged(
+                    "addon", addon, "runs", switch, addon, "creating it again fails the deploy (Addon already exists)"
+                )
 
     def helm(self, context: str) -> Iterator[CheckResult]:
         try:
@@ -202,16 +196,21 @@ class TeamCluster:
             switch, needed = self._chart_switch(release.chart)
             if switch is None or not needed:
                 yield CheckResult("helm", subject, True, f"{what}; inferstack does not install it here")
-            elif _switch(self.config, switch):
-                yield CheckResult(
-                    "helm",
-                    subject,
-                    False,
-                    f"{what} runs already, and {switch} is on: a second release fights it over its CRDs and webhooks",
-                    f"set {switch}: false (the cluster's {release.chart} serves the platform)",
-                )
             else:
-                yield CheckResult("helm", subject, True, f"{what}; {switch} is off, inferstack leaves it")
+                consequence = "a second release fights it over its CRDs and webhooks"
+                yield self._judged("helm", subject, f"{what} runs", switch, release.chart, consequence)
+
+    def _judged(self, check: str, subject: str, what: str, switch: str, name: str, consequence: str) -> CheckResult:
+        """``name`` runs already: a failure when ``switch`` would install it again, else left alone."""
+        if _switch(self.config, switch):
+            return CheckResult(
+                check,
+                subject,
+                False,
+                f"{what} already, and {switch} is on: {consequence}",
+                f"set {switch}: false (the cluster's {name} serves the platform)",
+            )
+        return CheckResult(check, subject, True, f"{what}; {switch} is off, inferstack leaves it")
 
     def _chart_switch(self, chart: str) -> tuple[str | None, bool]:
         """The switch that installs ``chart`` and whether this platform needs the chart at all."""
