@@ -249,6 +249,19 @@ def _preflight(
     return 1 if failed else 0
 
 
+def synth_error(path: str, exc: Exception) -> str:
+    """How a refused synthesis of config ``path`` is printed: a config problem found while rendering (an
+    override) at the config's path, a rule violation with the rules' findings, a construct's refusal with the
+    path."""
+    from inferstack.rules import RuleViolationError
+
+    if isinstance(exc, ConfigError):
+        return str(exc if exc.source == path else ConfigError(path, exc.problems))
+    if isinstance(exc, RuleViolationError):
+        return f"inferstack: {path}: {exc}"
+    return f"{path}: {exc}"
+
+
 def _diff(old_path: str, new_path: str, accepted: list[str]) -> int:
     """Synthesize both configs and list what the change does to stateful resources: 0 when nothing stateful is lost
     (or every loss is in ``accepted``), 1 when something is, 2 when a config is not valid."""
@@ -268,14 +281,8 @@ def _diff(old_path: str, new_path: str, accepted: list[str]) -> int:
     for path, config in zip((old_path, new_path), configs, strict=True):
         try:
             snapshots.append(synthesize(config))
-        except ConfigError as exc:  # found while rendering (overrides)
-            print(ConfigError(path, exc.problems), file=sys.stderr)
-            return 2
-        except RuleViolationError as exc:
-            print(f"inferstack: {path}: {exc}", file=sys.stderr)
-            return 2
-        except (CustomResourceError, PropError) as exc:
-            print(f"{path}: {exc}", file=sys.stderr)
+        except (ConfigError, RuleViolationError, CustomResourceError, PropError) as exc:
+            print(synth_error(path, exc), file=sys.stderr)
             return 2
     changes = compare(*snapshots)
     for name in accepted:
@@ -359,17 +366,11 @@ def _export(config_path: str, out: str, args: argparse.Namespace) -> int:
         target = ArgoCdTarget(namespace=args.argocd_namespace, project=args.project, server=args.server)
         result = export(assembly, stacks, values, target)
         written = write(result, target_dir)
-    except ConfigError as exc:
-        print(exc, file=sys.stderr)
-        return 1
     except (ExportError, OSError) as exc:
         print(f"inferstack export: {exc}", file=sys.stderr)
         return 1
-    except RuleViolationError as exc:
-        print(f"inferstack: {config_path}: {exc}", file=sys.stderr)
-        return 1
-    except (CustomResourceError, PropError) as exc:
-        print(f"{config_path}: {exc}", file=sys.stderr)
+    except (ConfigError, RuleViolationError, CustomResourceError, PropError) as exc:
+        print(synth_error(config_path, exc), file=sys.stderr)
         return 1
     waves = max((f.wave for f in result.files), default=-1) + 1
     print(f"{target_dir}: {len(written)} files in {waves} sync waves from {', '.join(stacks)} (README.md says how)")
