@@ -45,6 +45,47 @@ class TestEfaSingleAz:
     def test_unpinned_efa_pool_is_flagged(self):
         (finding,) = efa.check_single_az(cfg(pools=[{"name": "p5", "instance_types": ["p5.48xlarge"], "efa": True}]))
         assert finding.path == "compute.karpenter_pools[0].availability_zone"
+        assert "placement group" in finding.message and "placement_group: false" in finding.fix
+
+    SPREAD: ClassVar[dict] = {"name": "p5", "instance_types": ["p5.48xlarge"], "efa": True, "placement_group": False}
+    MODEL: ClassVar[dict] = {"id": "meta-llama/Llama-3.1-405B-Instruct", "source": {"type": "s3"}}
+
+    def _with(self, workload: dict):
+        return parse_config({"compute": {"karpenter_pools": [self.SPREAD]}, "workloads": [workload]})
+
+    def test_a_spread_pool_of_single_node_workloads_is_compliant(self):
+        """EFA within one pod's node only: the pool may span zones (issue 26 §2.5's false positive)."""
+        one_node = {"name": "one", "pool": "p5", "model": self.MODEL, "engine": {"tensor_parallel_size": 8}}
+        assert list(efa.check_single_az(self._with(one_node))) == []
+
+    def test_a_spread_pool_of_a_multinode_workload_is_flagged_by_name(self):
+        group = {
+            "name": "big",
+            "kind": "vllm_multinode",
+            "nodes": 2,
+            "efa": True,
+            "pool": "p5",
+            "model": self.MODEL,
+            "engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2},
+        }
+        (finding,) = efa.check_single_az(self._with(group))
+        assert finding.path == "compute.karpenter_pools[0].availability_zone"
+        assert "big talk EFA between nodes" in finding.message and "availability_zone: 0" in finding.fix
+
+    def test_a_spread_pool_of_prefill_and_decode_pods_is_flagged(self):
+        """Prefill and decode pods move the KV cache over EFA between nodes."""
+        engine = {"tensor_parallel_size": 8, "max_model_len": 16384}
+        pd = {
+            "name": "pd",
+            "kind": "ray_serve",
+            "pool": "p5",
+            "efa": True,
+            "models": [{"model": {"id": "meta-llama/Llama-3.1-70B-Instruct", "source": {"type": "s3_mount"}}}],
+            "prefill_decode": {"prefill": {"engine": engine}, "decode": {"engine": engine}},
+            "workers": {"max_pods": 1},
+        }
+        (finding,) = efa.check_single_az(self._with(pd))
+        assert "pd talk EFA between nodes" in finding.message
 
 
 class TestEfaOneType:
