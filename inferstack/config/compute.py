@@ -327,9 +327,11 @@ class KarpenterPoolConfig(StrictModel):
     capacity_reservation_ids: tuple[ReservationId, ...] = ()
     """ODCR / Capacity Block ids the pool may use (``capacityReservationSelectorTerms``)."""
     efa: bool = False
-    """EFA pool: every EFA interface of the type, one AZ, placement group. Needs exactly one instance type."""
+    """EFA pool: every EFA interface of the type and, by default, a placement group. Needs exactly one instance
+    type."""
     availability_zone: AvailabilityZone | int | None = None
-    """Pin the pool to one AZ (name from ``network.availability_zones`` or index). Required with ``efa``."""
+    """Pin the pool to one AZ (name from ``network.availability_zones`` or index). Required with ``efa`` unless
+    ``placement_group: false`` and every workload on the pool stays on one node (EFA-AZ). Default: every zone."""
     placement_group: bool | None = None
     """Cluster placement group (created by inferstack). Default: on for EFA pools."""
     max_accelerators: int | None = Field(default=None, ge=1)
