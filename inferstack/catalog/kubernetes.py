@@ -6,6 +6,9 @@ from inferstack.catalog.instances import AcceleratorKind
 
 #: Every inferstack node carries its pool's name under this label (``system`` for the system node group).
 POOL_LABEL = "inferstack.io/pool"
+#: terminationGracePeriodSeconds of inferstack's serving pods: the preStop hook and the engine's drain of running
+#: requests before SIGKILL, seconds (a Karpenter pool's ``termination_grace_period`` must leave them this).
+SERVING_TERMINATION_GRACE_SECONDS = 120
 #: ``nvidia`` / ``neuron`` on accelerated nodes.
 ACCELERATOR_LABEL = "inferstack.io/accelerator"
 #: ``"true"`` on nodes with EFA interfaces (the EFA device plugin runs only there).

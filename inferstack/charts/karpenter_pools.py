@@ -76,6 +76,7 @@ def node_pool_props(pool: KarpenterPoolConfig, zone: str | None) -> NodePoolProp
             for b in pool.effective_budgets
         ],
         weight=pool.weight,
+        termination_grace_period=pool.termination_grace_period,
     )
 
 
@@ -99,6 +100,10 @@ class KarpenterPoolsChart(cdk8s.Chart):
                     subnet_ids=where.subnet_ids,
                     security_group_ids=where.security_group_ids,
                     root_volume_gib=pool.effective_root_volume_gib,
+                    root_volume_iops=pool.root_volume_iops,
+                    root_volume_throughput=pool.root_volume_throughput_mibps,
+                    instance_store_policy=pool.instance_store_policy.value if pool.instance_store_policy else None,
+                    user_data=pool.user_data,
                     network_interfaces=interfaces,
                     placement_group=where.placement_group,
                     capacity_reservation_ids=pool.capacity_reservation_ids,

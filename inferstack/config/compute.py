@@ -15,6 +15,19 @@ from inferstack.config.base import StrictModel
 from inferstack.config.types import AvailabilityZone, InstanceTypeName, KubernetesName, check_plain
 
 _DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
+#: Karpenter's terminationGracePeriod (the NodePool CRD's pattern: no ``Never``).
+_GRACE = re.compile(r"^([0-9]+(s|m|h))+$")
+#: gp3's IOPS without provisioning.
+GP3_BASELINE_IOPS = 3000
+
+
+class InstanceStorePolicy(StrEnum):
+    """What Karpenter does with the instance-store (NVMe) disks (EC2NodeClass ``instanceStorePolicy``)."""
+
+    RAID0 = "RAID0"
+    """One RAID-0 array for the kubelet's and containerd's data."""
+
+
 _RESERVATION = re.compile(r"^cr-[0-9a-z]+$")
 _CRON = re.compile(r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$")
 _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
@@ -354,11 +367,57 @@ class KarpenterPoolConfig(StrictModel):
     """Extra node labels. Default none."""
     taints: tuple[Taint, ...] = ()
     """Extra taints (the accelerator taint is always added)."""
+    termination_grace_period: str | None = None
+    """How long Karpenter drains a node before it deletes the pods left (``terminationGracePeriod``, e.g. ``2h``;
+    past it, PDBs and ``karpenter.sh/do-not-disrupt`` no longer hold the node). At least the serving pods'
+    termination grace (KARPENTER-TERMINATION-GRACE). Default none: Karpenter waits for the pods."""
+    root_volume_iops: int | None = Field(default=None, ge=3000, le=16000)
+    """Provisioned IOPS of the gp3 root volume (3,000–16,000), e.g. for fast image pulls. Default: gp3's
+    baseline, 3,000."""
+    root_volume_throughput_mibps: int | None = Field(default=None, ge=125, le=1000)
+    """Provisioned throughput of the gp3 root volume, MiB/s (125–1,000; at most 0.25 MiB/s per provisioned IOPS).
+    Default: gp3's baseline, 125."""
+    instance_store_policy: InstanceStorePolicy | None = None
+    """``RAID0``: the instance types' NVMe instance-store disks become one RAID-0 array that holds the kubelet's and
+    containerd's data — images and emptyDirs (a model cache) on local NVMe instead of the root volume. Every
+    instance type of the pool needs instance store (KARPENTER-INSTANCE-STORE). Default none: the disks unused."""
+    user_data: str | None = Field(default=None, min_length=1, max_length=16384)
+    """EC2NodeClass ``userData`` Karpenter merges its own settings into: on AL2023 a nodeadm ``NodeConfig`` (YAML)
+    or a MIME multi-part document, e.g. to turn on the SOCI snapshotter. At most 16 KiB (EC2's user data limit).
+    Default none."""
 
     @field_validator("consolidate_after", "expire_after")
     @classmethod
     def _durations(cls, value: str) -> str:
         return _check_duration(value)
+
+    @field_validator("termination_grace_period")
+    @classmethod
+    def _grace(cls, value: str | None) -> str | None:
+        if value is not None and not _GRACE.match(value):
+            raise PydanticCustomError("duration", "not a duration — use e.g. '30m' or '2h' (Never is not allowed)")
+        return value
+
+    @field_validator("user_data")
+    @classmethod
+    def _user_data(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise PydanticCustomError("user_data", "blank — leave user_data out, or give a nodeadm NodeConfig")
+        return value
+
+    @model_validator(mode="after")
+    def _gp3_ratio(self) -> KarpenterPoolConfig:
+        """gp3 provisions at most 0.25 MiB/s of throughput per provisioned IOPS (EBS gp3 volume limits)."""
+        throughput = self.root_volume_throughput_mibps
+        iops = self.root_volume_iops or GP3_BASELINE_IOPS
+        if throughput is not None and throughput > iops / 4:
+            raise PydanticCustomError(
+                "gp3_ratio",
+                "root_volume_throughput_mibps: {throughput} needs at least {needed} IOPS (gp3 gives 0.25 MiB/s per "
+                "IOPS); root_volume_iops is {iops} — raise root_volume_iops to {needed} or lower the throughput",
+                {"throughput": throughput, "needed": throughput * 4, "iops": iops},
+            )
+        return self
 
     @field_validator("instance_families")
     @classmethod

@@ -107,6 +107,9 @@ class NodePoolProps:
     """Disruption budgets (``disruption.budgets``). Default one: at most 10% of the nodes at a time."""
     weight: int | None = None
     """Priority among the NodePools a pod fits (higher first), 1–100. Default none (not set)."""
+    termination_grace_period: str | None = None
+    """``template.spec.terminationGracePeriod``: the longest Karpenter drains a node before deleting its pods (it
+    then overrides PDBs and ``do-not-disrupt``), a duration such as ``2h``. Default none (waits for the pods)."""
     overrides: Mapping[str, Any] = field(default_factory=dict)
     """Escape hatch deep-merged into the manifest before validation."""
 
@@ -122,6 +125,8 @@ class NodePool(CustomResource):
         }
         if props.taints:
             template_spec["taints"] = [t.render() for t in props.taints]
+        if props.termination_grace_period is not None:
+            template_spec["terminationGracePeriod"] = props.termination_grace_period
         spec: dict[str, Any] = {
             "template": {"metadata": {"labels": dict(props.labels)}, "spec": template_spec},
             "disruption": {
@@ -156,6 +161,16 @@ class Ec2NodeClassProps:
     """Size of the encrypted gp3 root volume (images, containers' writable layers, emptyDirs), GiB. Default 100."""
     root_device: str = "/dev/xvda"
     """Device name of the root volume's block device mapping. Default ``/dev/xvda`` (AL2023's root)."""
+    root_volume_iops: int | None = None
+    """Provisioned IOPS of the gp3 root volume (3,000–16,000). Default none: gp3's baseline, 3,000."""
+    root_volume_throughput: int | None = None
+    """Provisioned throughput of the gp3 root volume, MiB/s (125–1,000). Default none: gp3's baseline, 125."""
+    instance_store_policy: str | None = None
+    """``instanceStorePolicy``: ``RAID0`` puts the instance-store NVMe disks in one RAID-0 array for the kubelet's
+    and containerd's data (images, emptyDirs). Default none (the disks are left alone)."""
+    user_data: str | None = None
+    """``userData`` Karpenter merges its own node settings into (AL2023: a nodeadm ``NodeConfig`` or a MIME
+    multi-part document). Default none."""
     network_interfaces: Sequence[NetworkInterface] = ()
     """EFA layout (see ``inferstack.catalog.efa_layout``). Default: Karpenter's single ENA interface."""
     placement_group: str | None = None
@@ -192,10 +207,20 @@ class Ec2NodeClass(CustomResource):
                         "volumeType": "gp3",
                         "encrypted": True,
                         "deleteOnTermination": True,
+                        **({"iops": props.root_volume_iops} if props.root_volume_iops is not None else {}),
+                        **(
+                            {"throughput": props.root_volume_throughput}
+                            if props.root_volume_throughput is not None
+                            else {}
+                        ),
                     },
                 }
             ],
         }
+        if props.instance_store_policy is not None:
+            spec["instanceStorePolicy"] = props.instance_store_policy
+        if props.user_data is not None:
+            spec["userData"] = props.user_data
         if props.network_interfaces:
             spec["networkInterfaces"] = [
                 {

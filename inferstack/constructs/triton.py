@@ -23,13 +23,14 @@ from typing import Any
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
+from inferstack.catalog.kubernetes import SERVING_TERMINATION_GRACE_SECONDS
 from inferstack.constructs import validation as check
 from inferstack.constructs.engine import EnginePlacement, EngineServer, EngineSpec
 from inferstack.constructs.pod import PRE_STOP_SECONDS
 from inferstack.constructs.pod.mounts import Mount
 from inferstack.constructs.vllm import EXIT_MARGIN_SECONDS
 
-TERMINATION_GRACE_SECONDS = 120
+TERMINATION_GRACE_SECONDS = SERVING_TERMINATION_GRACE_SECONDS
 
 HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
 #: How long tritonserver finishes in-flight requests after SIGTERM (its default 30 s): the termination grace period

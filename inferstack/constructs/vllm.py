@@ -19,6 +19,7 @@ from cdk8s_plus_36 import k8s
 from constructs import Construct
 
 from inferstack.catalog.engine_flags import supports_shutdown_timeout, vllm_flags
+from inferstack.catalog.kubernetes import SERVING_TERMINATION_GRACE_SECONDS
 from inferstack.constructs import validation as check
 from inferstack.constructs.model_source import ModelLoading
 from inferstack.constructs.pod import (
@@ -252,7 +253,7 @@ class VllmServerProps:
     Default none."""
     monitoring: bool = True
     """Render a PodMonitor scraping vLLM's ``/metrics``. Default True."""
-    termination_grace_seconds: int = 120
+    termination_grace_seconds: int = SERVING_TERMINATION_GRACE_SECONDS
     """Seconds from SIGTERM to SIGKILL: the preStop pause (15 s), then the engine drains in-flight requests
     (``--shutdown-timeout`` = the rest minus a 10 s exit margin, unless ``engine.shutdown_timeout`` is set).
     Default 120."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from inferstack.config import parse_config
-from inferstack.rules import ami, efa, evaluate, karpenter_limits, node_daemons, placement
+from inferstack.rules import ami, efa, evaluate, karpenter_limits, karpenter_nodes, node_daemons, placement
 
 
 def cfg(node_groups=(), pools=(), **compute):
@@ -202,3 +202,41 @@ class TestKarpenterLimits:
 def test_rules_run_in_evaluate():
     config = cfg([{**P5, "instance_type": "g6e.2xlarge", "ami": "al2023_neuron"}])
     assert {f.rule for f in evaluate(config).errors} == {"EFA-UNSUPPORTED", "AMI-ACCELERATOR"}
+
+
+class TestKarpenterNodes:
+    """KARPENTER-INSTANCE-STORE and KARPENTER-TERMINATION-GRACE, with the fields they judge."""
+
+    G6E: ClassVar[dict] = {"name": "gpu", "instance_families": ["g6e"]}
+
+    def test_raid0_on_types_with_nvme_is_compliant(self):
+        assert (
+            list(karpenter_nodes.check_instance_store(cfg(pools=[{**self.G6E, "instance_store_policy": "RAID0"}])))
+            == []
+        )
+
+    def test_raid0_on_a_type_without_nvme_names_it_and_the_ones_with(self):
+        pool = {"name": "neuron", "instance_types": ["inf2.8xlarge", "trn1.32xlarge"], "instance_store_policy": "RAID0"}
+        (finding,) = karpenter_nodes.check_instance_store(cfg(pools=[pool]))
+        assert finding.path == "compute.karpenter_pools[0].instance_store_policy"
+        assert (
+            "inf2.8xlarge has none" in finding.message
+            and finding.fix == "keep only types with instance store (trn1.32xlarge)"
+        )
+        (none,) = karpenter_nodes.check_instance_store(cfg(pools=[{**pool, "instance_types": ["m7i.large"]}]))
+        assert "drop instance_store_policy" in none.fix
+
+    def test_a_grace_period_shorter_than_the_pods_is_flagged(self):
+        (finding,) = karpenter_nodes.check_termination_grace(
+            cfg(pools=[{**self.G6E, "termination_grace_period": "1m59s"}])
+        )
+        assert finding.path == "compute.karpenter_pools[0].termination_grace_period"
+        assert "120 s" in finding.message and "at least 120s" in finding.fix
+        assert (
+            list(karpenter_nodes.check_termination_grace(cfg(pools=[{**self.G6E, "termination_grace_period": "2m"}])))
+            == []
+        )
+        assert list(karpenter_nodes.check_termination_grace(cfg(pools=[self.G6E]))) == []
+
+    def test_durations_read_as_karpenter_reads_them(self):
+        assert karpenter_nodes.duration_seconds("1h30m15s") == 5415

@@ -234,6 +234,16 @@ CASES: dict[str, tuple[dict, dict]] = {
         {},
         {"compute": {"gpu_operator": {"extra_tolerations": [{"key": "dedicated"}]}}},
     ),
+    "KARPENTER-INSTANCE-STORE": case(
+        {},
+        {"compute": {"karpenter_pools": {0: {"instance_store_policy": "RAID0"}}}},  # m7i: no instance store
+        gpu_pool(instance_store_policy="RAID0"),  # g6e: NVMe on every size
+    ),
+    "KARPENTER-TERMINATION-GRACE": case(
+        {},
+        gpu_pool(termination_grace_period="60s"),
+        gpu_pool(termination_grace_period="10m"),
+    ),
     "KARPENTER-LIMITS": case(
         {},
         {"compute": {"karpenter_pools": {0: {"max_cpu": 1}}}},  # below m7i.large's 2 vCPU

@@ -311,3 +311,61 @@ class TestImportedCluster:
         stack = cdk.Stack(cdk.App())
         with pytest.raises(ValueError, match="literal EKS name"):
             Karpenter(stack, "K", cluster=None, cluster_name=cdk.Aws.STACK_NAME)  # type: ignore[arg-type]
+
+
+def test_node_class_and_pool_carry_the_node_knobs():
+    """instance_store_policy, the root volume's IOPS and throughput, user_data and termination_grace_period land in
+    the EC2NodeClass and NodePool as Karpenter v1 names them, and validate against the vendored CRDs."""
+    import cdk8s
+
+    from inferstack.charts.karpenter_pools import KarpenterPoolsChart, KarpenterPoolsProps, PoolPlacement
+    from inferstack.config import parse_config
+
+    user_data = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {}\n"
+    pool = {
+        "name": "cache",
+        "instance_types": ["g6e.12xlarge"],
+        "instance_store_policy": "RAID0",
+        "root_volume_iops": 6000,
+        "root_volume_throughput_mibps": 500,
+        "user_data": user_data,
+        "termination_grace_period": "2h",
+    }
+    pools = parse_config({"compute": {"karpenter_pools": [pool, {"name": "plain", "instance_families": ["g6e"]}]}})
+    placement = PoolPlacement(subnet_ids=["subnet-1"], zone=None, security_group_ids=["sg-1"])
+    chart = KarpenterPoolsChart(
+        cdk8s.App(),
+        "pools",
+        KarpenterPoolsProps(
+            pools=pools.compute.karpenter_pools,
+            node_role_name="nodes",
+            placements={"cache": placement, "plain": placement},
+        ),
+    )
+    rendered = {(o["kind"], o["metadata"]["name"]): o for o in chart.to_json()}
+    node_class = rendered[("EC2NodeClass", "cache")]["spec"]
+    assert node_class["instanceStorePolicy"] == "RAID0" and node_class["userData"] == user_data
+    ebs = node_class["blockDeviceMappings"][0]["ebs"]
+    assert (ebs["iops"], ebs["throughput"], ebs["volumeType"]) == (6000, 500, "gp3")
+    assert rendered[("NodePool", "cache")]["spec"]["template"]["spec"]["terminationGracePeriod"] == "2h"
+    plain_class, plain_pool = rendered[("EC2NodeClass", "plain")]["spec"], rendered[("NodePool", "plain")]["spec"]
+    assert "instanceStorePolicy" not in plain_class and "userData" not in plain_class
+    assert "iops" not in plain_class["blockDeviceMappings"][0]["ebs"]
+    assert "terminationGracePeriod" not in plain_pool["template"]["spec"]
+    assert all(validate_custom_resource(o) == [] for o in rendered.values())
+
+
+def test_the_node_knobs_refuse_what_ec2_would():
+    from inferstack.config import ConfigError, parse_config
+
+    def problems(**fields):
+        pool = {"name": "p", "instance_types": ["g6e.2xlarge"], **fields}
+        with pytest.raises(ConfigError) as raised:
+            parse_config({"compute": {"karpenter_pools": [pool]}})
+        return str(raised.value)
+
+    assert "needs at least 4000 IOPS" in problems(root_volume_throughput_mibps=1000)
+    assert "root_volume_iops" in problems(root_volume_iops=20000)
+    assert "Never is not allowed" in problems(termination_grace_period="Never")
+    assert "user_data" in problems(user_data="   ")
+    assert "RAID0" in problems(instance_store_policy="RAID5")

@@ -20,7 +20,7 @@ import cdk8s
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-from inferstack.catalog.kubernetes import PROMETHEUS_URL
+from inferstack.catalog.kubernetes import PROMETHEUS_URL, SERVING_TERMINATION_GRACE_SECONDS
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.monitoring import pod_monitor
@@ -101,7 +101,7 @@ class EngineSpec:
     """The engine's environment (after HOME, USER and LOGNAME). Default none."""
     queue_metric: QueueMetric | None = None
     """The engine's queue-depth metric; required with ``autoscaling``. Default none."""
-    termination_grace_seconds: int = 120
+    termination_grace_seconds: int = SERVING_TERMINATION_GRACE_SECONDS
     """The pods' terminationGracePeriodSeconds: time for the preStop and the engine's drain before SIGKILL, seconds.
     Default 120."""
     post_start: Sequence[str] = ()

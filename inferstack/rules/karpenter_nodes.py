@@ -1,0 +1,76 @@
+"""What a Karpenter pool's node settings need of its instance types and pods.
+
+* KARPENTER-INSTANCE-STORE: ``instance_store_policy: RAID0`` only where every instance type of the pool has
+  instance-store NVMe (Karpenter builds the array from the disks it finds; a type without them gets none, and the
+  kubelet's data stays on the root volume sized for it or not).
+* KARPENTER-TERMINATION-GRACE: a pool's ``termination_grace_period`` leaves the serving pods their own
+  terminationGracePeriodSeconds — past it Karpenter deletes what is left, and it deletes a pod early enough that
+  the pod's grace ends with the node's (karpenter.sh NodePool v1 ``terminationGracePeriod``): shorter than the
+  pods' grace, a drain starts by cutting running requests.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from inferstack.catalog.kubernetes import SERVING_TERMINATION_GRACE_SECONDS
+from inferstack.config.model import InferstackConfig
+from inferstack.rules.base import Finding, Rule, karpenter_pools
+
+INSTANCE_STORE = "KARPENTER-INSTANCE-STORE"
+TERMINATION_GRACE = "KARPENTER-TERMINATION-GRACE"
+_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def duration_seconds(value: str) -> int:
+    """A Karpenter duration (``1h30m``, ``90s``) in seconds."""
+    return sum(int(number) * _UNITS[unit] for number, unit in re.findall(r"([0-9]+)(s|m|h)", value))
+
+
+def check_instance_store(config: InferstackConfig) -> Iterator[Finding]:
+    for path, pool in karpenter_pools(config):
+        if pool.instance_store_policy is None:
+            continue
+        without = sorted(t.name for t in pool.instances if t.nvme_gb == 0)
+        if without:
+            with_disks = sorted(t.name for t in pool.instances if t.nvme_gb > 0)
+            yield Finding(
+                rule=INSTANCE_STORE,
+                path=f"{path}.instance_store_policy",
+                message=f"RAID0 needs instance-store NVMe, and {', '.join(without)} has none: its nodes keep images "
+                "and emptyDirs on the root volume",
+                fix=f"keep only types with instance store ({', '.join(with_disks)})"
+                if with_disks
+                else "pick instance types with instance store (e.g. g6e, p5, inf2 sizes with NVMe), or drop "
+                "instance_store_policy",
+            )
+
+
+def check_termination_grace(config: InferstackConfig) -> Iterator[Finding]:
+    for path, pool in karpenter_pools(config):
+        grace = pool.termination_grace_period
+        if grace is None or duration_seconds(grace) >= SERVING_TERMINATION_GRACE_SECONDS:
+            continue
+        yield Finding(
+            rule=TERMINATION_GRACE,
+            path=f"{path}.termination_grace_period",
+            message=f"{grace} is shorter than the serving pods' {SERVING_TERMINATION_GRACE_SECONDS} s termination "
+            "grace: Karpenter deletes them at once when it drains a node, cutting the requests they run",
+            fix=f"set termination_grace_period to at least {SERVING_TERMINATION_GRACE_SECONDS}s (e.g. 10m), or leave "
+            "it out",
+        )
+
+
+RULES = (
+    Rule(
+        id=INSTANCE_STORE,
+        title="RAID0 instance store only on instance types with instance-store NVMe",
+        check=check_instance_store,
+    ),
+    Rule(
+        id=TERMINATION_GRACE,
+        title="A pool's termination grace period leaves the serving pods their own",
+        check=check_termination_grace,
+    ),
+)
