@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 MANIFEST_TYPE = "Custom::AWSCDK-EKS-KubernetesResource"
@@ -45,3 +46,14 @@ def manifests(template: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]
 def kubernetes_objects(template: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every Kubernetes object a template applies through the kubectl provider."""
     return [obj for _, obj in manifests(template)]
+
+
+def cdk_context(cdk_json: Path | None = None) -> dict[str, Any]:
+    """The context ``cdk synth`` passes: ``cdk_json``'s (default ``./cdk.json`` when it exists; none otherwise),
+    without asset staging (the kubectl and awscli layers are 57 MB of zips per synth)."""
+    path = cdk_json if cdk_json is not None else Path("cdk.json")
+    context: dict[str, Any] = {}
+    if path.is_file():
+        context.update(json.loads(path.read_text()).get("context", {}))
+    context["aws:cdk:disable-asset-staging"] = True
+    return context

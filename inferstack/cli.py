@@ -317,11 +317,11 @@ def synthesize_for_export(config: InferstackConfig, out_dir: Path) -> tuple[Any,
     the workloads stacks' names."""
     import aws_cdk as cdk
 
+    from inferstack.assembly import cdk_context
     from inferstack.config.edit import with_changes
     from inferstack.config.model import KubernetesDelivery
     from inferstack.export import Assembly
     from inferstack.stacks import build_platform
-    from inferstack.testing import cdk_context
 
     applied = with_changes(config, {"kubernetes_delivery": KubernetesDelivery.CDK.value})
     app = cdk.App(outdir=str(out_dir), context=cdk_context())  # ./cdk.json, as cdk synth reads it
@@ -363,7 +363,9 @@ def _export(config_path: str, out: str, args: argparse.Namespace) -> int:
             outputs=outputs,
             exports=exports,
         )
-        target = ArgoCdTarget(namespace=args.argocd_namespace, project=args.project, server=args.server)
+        target = ArgoCdTarget(
+            namespace=args.argocd_namespace, project=args.project, server=args.server, prefix=config.name
+        )
         result = export(assembly, stacks, values, target)
         written = write(result, target_dir)
     except (ExportError, OSError) as exc:

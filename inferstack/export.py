@@ -34,7 +34,7 @@ from typing import Any
 import yaml
 
 from inferstack.assembly import HELM_TYPE, MANIFEST_TYPE
-from inferstack.catalog.crds import crd_index
+from inferstack.catalog.crds import crd_index, is_custom_resource
 
 #: A wait CDK makes on a Kubernetes object (``KubernetesObjectValue``): a step without objects.
 WAIT_TYPE = "Custom::AWSCDK-EKS-KubernetesObjectValue"
@@ -42,9 +42,16 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 #: Objects a stack keeps when their resource is deleted: Argo CD neither prunes nor deletes them either.
 RETAINED_OPTIONS = "Prune=false,Delete=false"
+#: A custom resource whose CRD a release of an earlier wave installs: not dry-run before that wave.
+SKIP_DRY_RUN = "SkipDryRunOnMissingResource=true"
+#: The label prefix aws-eks-v2's KubernetesManifest adds for its own pruning.
+CDK_PRUNE_LABEL = "aws.cdk.eks/prune-"
+#: How a child Application retries a failed sync (a webhook not serving yet): 10 times, 10 s doubling to 5 min.
+RETRY = {"limit": 10, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "5m"}}
 IN_CLUSTER = "https://kubernetes.default.svc"
 CLUSTER_FOLDER = "cluster"
-_PSEUDO = re.compile(r"\$\{(AWS::[A-Za-z]+)\}")
+#: A ``${Name}`` of an ``Fn::Sub`` (``${!Literal}`` is a literal ``${Literal}``).
+_SUB = re.compile(r"\$\{(?!!)([^}]+)\}")
 
 
 class ExportError(Exception):
@@ -60,23 +67,26 @@ class DeployTimeValues:
     :param outputs: ``(stack, output key)`` → value, as ``aws cloudformation describe-stacks`` prints them
         (``Fn::GetStackOutput``, CDK's cross-stack references). Default none.
     :param exports: export name → value (``Fn::ImportValue``). Default none.
-    :param url_suffix: ``${AWS::URLSuffix}``. Default ``amazonaws.com``.
-    :param partition: ``${AWS::Partition}``. Default ``aws``.
+
+    ``${AWS::Partition}`` and ``${AWS::URLSuffix}`` follow the region (``aws-cn`` and ``amazonaws.com.cn`` in
+    ``cn-*``, ``aws-us-gov`` in ``us-gov-*``; ``aws`` and ``amazonaws.com`` elsewhere).
     """
 
     account: str | None = None
     region: str | None = None
     outputs: Mapping[tuple[str, str], str] = field(default_factory=dict)
     exports: Mapping[str, str] = field(default_factory=dict)
-    url_suffix: str = "amazonaws.com"
-    partition: str = "aws"
 
     def pseudo(self, name: str) -> str | None:
+        """The value of pseudo parameter ``name`` (``AWS::Region``…), None when not given or not known."""
+        region = self.region or ""
+        china = region.startswith("cn-")
+        partition = "aws-cn" if china else "aws-us-gov" if region.startswith("us-gov-") else "aws"
         return {
             "AWS::AccountId": self.account,
             "AWS::Region": self.region,
-            "AWS::URLSuffix": self.url_suffix,
-            "AWS::Partition": self.partition,
+            "AWS::URLSuffix": "amazonaws.com.cn" if china else "amazonaws.com",
+            "AWS::Partition": partition,
         }.get(name)
 
 
@@ -219,7 +229,7 @@ class _Resolver:
         if isinstance(part, str):
             return part
         if isinstance(part, dict) and isinstance(part.get("Fn::Sub"), str):
-            return _PSEUDO.sub(lambda m: self._pseudo(m[1], where), part["Fn::Sub"])
+            return _SUB.sub(lambda m: self._pseudo(m[1], where), part["Fn::Sub"])
         if isinstance(part, dict) and isinstance(part.get("Ref"), str) and part["Ref"].startswith("AWS::"):
             return self._pseudo(part["Ref"], where)
         if isinstance(part, dict) and isinstance(part.get("Fn::ImportValue"), str):
@@ -231,10 +241,12 @@ class _Resolver:
         return "${unresolved}"
 
     def _pseudo(self, name: str, where: str) -> str:
+        """A ``${name}`` of an ``Fn::Sub`` or a ``Ref``: a pseudo parameter the values give, else missing."""
         value = self.values.pseudo(name)
         if value is None:
-            flag = {"AWS::AccountId": "--account", "AWS::Region": "--region"}.get(name, name)
-            self.missing.setdefault(f"{name} (give {flag}, or set env.account/env.region)", set()).add(where)
+            flag = {"AWS::AccountId": "--account", "AWS::Region": "--region"}.get(name)
+            how = f"give {flag}, or set env.account/env.region" if flag else "a value only CloudFormation knows"
+            self.missing.setdefault(f"{name} ({how})", set()).add(where)
             return "${unresolved}"
         return value
 
@@ -254,20 +266,34 @@ class _Resolver:
         if (stack, key) in self.values.outputs:
             return self.values.outputs[(stack, key)]
         template = self.assembly.templates.get(stack) or {}
-        ref = (((template.get("Outputs") or {}).get(key) or {}).get("Value") or {}).get("Ref")
+        outputs = template.get("Outputs") or {}
+        wanted = (outputs.get(key) or {}).get("Value")
+        # the same value under another output of the stack: the storage stack's fixed-name ones (ModelBucketName…)
+        # are all a stack deployed with kubernetes_delivery: gitops has, since no workloads stack refers to it
+        same = sorted(k for k, o in outputs.items() if k != key and wanted is not None and o.get("Value") == wanted)
+        for other in same:
+            if (stack, other) in self.values.outputs:
+                return self.values.outputs[(stack, other)]
+        ref = (wanted or {}).get("Ref") if isinstance(wanted, dict) else None
         literal = (((template.get("Resources") or {}).get(ref) or {}).get("Properties") or {}).get("BucketName")
         if isinstance(literal, str):
             return literal
+        named = same[0] if same else key
         self.missing.setdefault(
-            f"output {key} of stack {stack} (give --stack-outputs, or --output {stack}/{key}=VALUE)", set()
+            f"output {named} of stack {stack} (give --stack-outputs, or --output {stack}/{named}=VALUE)", set()
         ).add(where)
         return "${unresolved}"
 
     def json_property(self, value: str | Mapping[str, Any], where: str) -> Any:
-        if isinstance(value, str):
-            return json.loads(value)
-        delimiter, parts = value["Fn::Join"]
-        return json.loads(delimiter.join(self.text(p, where) for p in parts))
+        """A template property holding JSON (a literal or an ``Fn::Join``) with its deploy-time parts resolved.
+        :raises ExportError: another shape, or JSON that does not parse once resolved."""
+        try:
+            if isinstance(value, str):
+                return json.loads(value)
+            delimiter, parts = value["Fn::Join"]
+            return json.loads(delimiter.join(self.text(p, where) for p in parts))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ExportError(f"{where}: its manifest or values are not JSON CDK writes ({exc!r})") from exc
 
 
 # --- the folder -------------------------------------------------------------------------------------------------
@@ -304,11 +330,14 @@ class ArgoCdTarget:
     :param namespace: Argo CD's namespace (the Applications'). Default ``argocd``.
     :param project: the Argo CD project. Default ``default``.
     :param server: the destination cluster's API server as Argo CD knows it. Default the in-cluster one.
+    :param prefix: put before each Application's name (``<prefix>-<release>``), so that two platforms, or a
+        team's own ``keda`` Application, do not share one name in Argo CD's namespace. Default none.
     """
 
     namespace: str = "argocd"
     project: str = "default"
     server: str = IN_CLUSTER
+    prefix: str = ""
 
 
 #: Built-in kinds without a namespace (Kubernetes 1.36), by API group ("" = core).
@@ -347,22 +376,35 @@ def _file_name(kind: str, name: str) -> str:
 
 
 def _annotated(obj: Mapping[str, Any], wave: int, retained: bool) -> dict[str, Any]:
+    """``obj`` as Argo CD applies it: its wave; ``Prune=false,Delete=false`` when retained;
+    ``SkipDryRunOnMissingResource=true`` for a custom resource (Argo CD dry-runs every wave before the first, when
+    the release that installs its CRD has not run yet); without CDK's ``aws.cdk.eks/prune-*`` label (the kubectl
+    provider's pruning, meaningless to Argo CD)."""
     copy = json.loads(json.dumps(obj))
-    annotations = copy.setdefault("metadata", {}).setdefault("annotations", {})
+    metadata = copy.setdefault("metadata", {})
+    labels = {k: v for k, v in (metadata.get("labels") or {}).items() if not k.startswith(CDK_PRUNE_LABEL)}
+    if labels:
+        metadata["labels"] = labels
+    else:
+        metadata.pop("labels", None)
+    annotations = metadata.setdefault("annotations", {})
     annotations[SYNC_WAVE] = str(wave)
-    if retained:
-        annotations[SYNC_OPTIONS] = RETAINED_OPTIONS
+    options = [RETAINED_OPTIONS] if retained else []
+    if is_custom_resource(str(obj.get("apiVersion", "")), str(obj.get("kind", ""))):
+        options.append(SKIP_DRY_RUN)
+    if options:
+        annotations[SYNC_OPTIONS] = ",".join(options)
     return copy
 
 
 def chart_source(repository: str, chart: str) -> tuple[str, str]:
     """Argo CD's ``repoURL`` and ``chart`` for a release: an OCI reference (``oci://host/path/<chart>``, as
-    aws-eks-v2 takes it) is the registry path without the scheme and the chart's own name (Argo CD's OCI Helm
-    sources take no ``oci://``); a Helm repository URL is as is."""
+    aws-eks-v2 takes it) is the registry path without the scheme and its last segment (Argo CD's OCI Helm
+    sources take no ``oci://``); a Helm repository URL is as is, with ``chart``."""
     if repository.startswith("oci://"):
-        path = repository.removeprefix("oci://").rstrip("/")
-        base, _, last = path.rpartition("/")
-        return (base, last) if last == chart else (path, chart)
+        # aws-eks-v2 pulls an oci:// repository as the whole chart reference (its Chart is not appended)
+        base, _, last = repository.removeprefix("oci://").rstrip("/").rpartition("/")
+        return base, last
     return repository, chart
 
 
@@ -383,7 +425,7 @@ def application(step: Step, values: Any, wave: int, target: ArgoCdTarget) -> dic
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
         "metadata": {
-            "name": release,
+            "name": f"{target.prefix}-{release}" if target.prefix else release,
             "namespace": target.namespace,
             "annotations": {SYNC_WAVE: str(wave)},
         },
@@ -391,7 +433,9 @@ def application(step: Step, values: Any, wave: int, target: ArgoCdTarget) -> dic
             "project": target.project,
             "source": {"repoURL": repo, "chart": chart, "targetRevision": str(props["Version"]), "helm": helm},
             "destination": {"server": target.server, "namespace": str(props.get("Namespace") or "default")},
-            "syncPolicy": {"syncOptions": options},
+            # automated: the parent creates it, and a wave waits for its health; no prune, no finalizer (removing it
+            # from Git deletes nothing of the release)
+            "syncPolicy": {"automated": {"prune": False, "selfHeal": True}, "syncOptions": options, "retry": RETRY},
         },
     }
 
@@ -477,7 +521,8 @@ def readme(
         "",
         "Apply it with one Argo CD Application over this folder (`directory.recurse: true`) after `cdk deploy` of",
         "the platform with `kubernetes_delivery: gitops` (its workloads stacks then hold only the AWS resources",
-        "below). Waves follow the CDK dependencies; a wave starts once the one before is synced and healthy. Argo CD",
+        "below). The release Applications sync automatically and retry. Waves follow the CDK dependencies; a wave",
+        "starts once the one before is synced and healthy. Argo CD",
         "assesses an `Application`'s health only with the `resource.customizations.health.argoproj.io_Application`",
         "check in `argocd-cm` (removed from the defaults in Argo CD 1.8): add it, or the releases' waves do not wait",
         "for the releases. A `wait` row is a wave boundary where CDK polls an object; Argo CD waits there only as",

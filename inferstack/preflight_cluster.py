@@ -12,6 +12,7 @@ running already fails; one that is off passes and says inferstack leaves it. Rea
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import json
 import subprocess
@@ -19,7 +20,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from inferstack.catalog.versions import HELM_CHARTS
 from inferstack.config.existing_cluster import on_a_teams_cluster
 from inferstack.config.model import InferstackConfig
 from inferstack.plan.kserve import installs_knative
@@ -35,8 +35,10 @@ ADDON_SWITCHES: dict[str, str] = {
     "metrics-server": "observability.install_metrics_server",
 }
 #: Charts of the cluster's add-ons → the switch that installs them (inferstack installs each when its switch is on
-#: and the platform needs it: pools of that accelerator, Karpenter pools).
+#: and the platform needs it: pools of that accelerator, Karpenter pools). The charts of the EKS add-ons inferstack
+#: creates are here too: a cluster may run cert-manager or a CSI driver as a Helm release instead.
 CLUSTER_CHART_SWITCHES: dict[str, str] = {
+    **ADDON_SWITCHES,
     "karpenter": "compute.install_karpenter",
     "karpenter-crd": "compute.install_karpenter",
     "gpu-operator": "compute.gpu_operator.install",
@@ -56,6 +58,13 @@ OPERATOR_CHART_SWITCHES: dict[str, tuple[str, str]] = {
     "kserve-resources": ("kserve", "observability.install_kserve"),
     "kserve-runtime-configs": ("kserve", "observability.install_kserve"),
     "knative-operator": ("kserve", "observability.install_knative_serving"),
+    "kserve": ("kserve", "observability.install_kserve"),  # KServe's single chart before v0.15
+}
+#: The fix where turning the switch off is not the way: the knative-operator's (KSERVE-KNATIVE then refuses a
+#: Knative-mode workload without Knative).
+DECLARE_INSTEAD: dict[str, str] = {
+    "knative-operator": "declare the cluster's Knative Serving in cluster.knative_serving (gateway_namespace: "
+    "knative-serving when the Knative Operator installed it): inferstack then installs none",
 }
 #: Catalog charts inferstack installs nowhere yet, each with the reason (every catalog chart is classified).
 NOT_INSTALLED: dict[str, str] = {
@@ -71,6 +80,8 @@ class HelmRelease:
     namespace: str
     chart: str
     version: str
+    problem: str | None = None
+    """Why its release record could not be read (then ``chart`` is empty). Default none."""
 
 
 HelmLister = Callable[[str], list[HelmRelease]]
@@ -113,7 +124,16 @@ def kubectl_releases(context: str) -> list[HelmRelease]:
         raise RuntimeError(f"kubectl: {exc}") from exc
     if result.returncode != 0:
         raise RuntimeError(result.stderr.strip() or f"kubectl exited {result.returncode}")
-    return [decode_release(item) for item in json.loads(result.stdout).get("items", [])]
+    releases = []
+    for item in json.loads(result.stdout).get("items", []):
+        try:
+            releases.append(decode_release(item))
+        except (KeyError, TypeError, ValueError, OSError) as exc:  # OSError: gzip's BadGzipFile
+            meta = item.get("metadata") or {}
+            labels = meta.get("labels") or {}
+            name, namespace = str(labels.get("name", meta.get("name", "?"))), str(meta.get("namespace", "?"))
+            releases.append(HelmRelease(name, namespace, "", "?", problem=f"{type(exc).__name__}: {exc}"))
+    return releases
 
 
 def _switch(config: InferstackConfig, path: str) -> bool:
@@ -186,9 +206,18 @@ class TeamCluster:
                 "list Secrets",
             )
             return
-        ours = {pin.chart for pin in HELM_CHARTS.values()}
+        ours = {*CLUSTER_CHART_SWITCHES, *OPERATOR_CHART_SWITCHES}
         for release in sorted(releases, key=lambda r: (r.namespace, r.name)):
             subject = f"{release.namespace}/{release.name}"
+            if release.problem is not None:
+                yield CheckResult(
+                    "helm",
+                    subject,
+                    False,
+                    f"its release record does not read as Helm's: {release.problem}",
+                    f"look at it with: helm -n {release.namespace} history {release.name}",
+                )
+                continue
             what = f"{release.chart} {release.version}"
             if release.chart not in ours:
                 yield CheckResult("helm", subject, True, f"{what} (inferstack does not install it)")
@@ -198,7 +227,10 @@ class TeamCluster:
                 yield CheckResult("helm", subject, True, f"{what}; inferstack does not install it here")
             else:
                 consequence = "a second release fights it over its CRDs and webhooks"
-                yield self._judged("helm", subject, f"{what} runs", switch, release.chart, consequence)
+                judged = self._judged("helm", subject, f"{what} runs", switch, release.chart, consequence)
+                if not judged.passed and release.chart in DECLARE_INSTEAD:
+                    judged = dataclasses.replace(judged, fix=DECLARE_INSTEAD[release.chart])
+                yield judged
 
     def _judged(self, check: str, subject: str, what: str, switch: str, name: str, consequence: str) -> CheckResult:
         """``name`` runs already: a failure when ``switch`` would install it again, else left alone."""

@@ -33,19 +33,9 @@ from typing import Any
 import yaml
 
 from inferstack.assembly import HELM_TYPE, MANIFEST_TYPE
+from inferstack.assembly import cdk_context as cdk_context
 
 _ASSET_HASH = re.compile(r"[0-9a-f]{64}")
-
-
-def cdk_context(cdk_json: Path | None = None) -> dict[str, Any]:
-    """The context ``cdk synth`` passes: ``cdk_json``'s (default ``./cdk.json`` when it exists; none otherwise),
-    without asset staging (the kubectl and awscli layers are 57 MB of zips per synth)."""
-    path = cdk_json if cdk_json is not None else Path("cdk.json")
-    context: dict[str, Any] = {}
-    if path.is_file():
-        context.update(json.loads(path.read_text()).get("context", {}))
-    context["aws:cdk:disable-asset-staging"] = True
-    return context
 
 
 def synthesize(config: Any, *, context: Mapping[str, Any] | None = None, nag: bool = True) -> dict[str, dict[str, Any]]:

@@ -12,11 +12,13 @@ import pytest
 import yaml
 
 from inferstack.assembly import HELM_TYPE, MANIFEST_TYPE, json_property
+from inferstack.catalog.crds import is_custom_resource
 from inferstack.cli import main, synthesize_for_export
 from inferstack.config import load_config
 from inferstack.config.edit import with_changes
 from inferstack.export import (
     RETAINED_OPTIONS,
+    SKIP_DRY_RUN,
     SYNC_OPTIONS,
     SYNC_WAVE,
     WAIT_TYPE,
@@ -106,6 +108,16 @@ def _without_export_annotations(obj: dict) -> dict:
     return copy
 
 
+def _without_cdk_prune_label(obj: dict) -> dict:
+    """``obj`` without aws-eks-v2's pruning label (the kubectl provider's, not Argo CD's)."""
+    copy = json.loads(json.dumps(obj))
+    labels = {k: v for k, v in copy["metadata"].get("labels", {}).items() if not k.startswith("aws.cdk.eks/prune-")}
+    copy["metadata"]["labels"] = labels
+    if not labels:
+        copy["metadata"].pop("labels")
+    return copy
+
+
 def test_every_file_parses_to_one_object_in_its_namespace_folder(exported):
     _, _, result, folder = exported
     parsed = list(documents(folder))
@@ -131,7 +143,8 @@ def test_every_object_the_workloads_stacks_apply_is_written_as_applied(exported)
     applied = _applied_objects(assembly, stacks)
     assert len(written) == len(applied) == len({_identity(o) for o in applied})
     for obj in applied:
-        assert written[_identity(obj)] == obj, _identity(obj)
+        assert written[_identity(obj)] == _without_cdk_prune_label(obj), _identity(obj)
+    assert not [f for f in result.files if "aws.cdk.eks/prune-" in json.dumps(f.document.get("metadata", {}))]
 
 
 def test_every_helm_release_is_an_application_with_its_chart_and_values(exported):
@@ -215,14 +228,27 @@ def test_kserve_keeps_crd_then_controller_then_webhook_then_custom_resources(tmp
     assert wave[("Application", "kserve-crd")] < wave[("Application", "kserve-resources")]
 
 
-def test_namespaces_are_neither_pruned_nor_deleted(exported):
+def test_sync_options_keep_namespaces_and_let_custom_resources_wait_for_their_crds(exported):
+    """Namespaces are neither pruned nor deleted; a custom resource is not dry-run before the wave that installs
+    its CRD (Argo CD dry-runs every wave first); built-in kinds get neither option."""
     _, _, result, _ = exported
+    kinds = set()
     for item in result.files:
-        options = item.document["metadata"]["annotations"].get(SYNC_OPTIONS)
-        if item.document["kind"] == "Namespace":
-            assert options == RETAINED_OPTIONS, item.path
-        elif item.document["kind"] in ("InferenceService", "Deployment", "RayService", "NetworkPolicy"):
-            assert options is None, item.path
+        document = item.document
+        options = set((document["metadata"]["annotations"].get(SYNC_OPTIONS) or "").split(",")) - {""}
+        custom = is_custom_resource(document["apiVersion"], document["kind"])
+        if document["kind"] == "Namespace":
+            assert options == set(RETAINED_OPTIONS.split(",")), item.path
+        elif document["kind"] == "Application":
+            assert not options  # its own syncOptions are in its spec
+            policy = document["spec"]["syncPolicy"]
+            assert policy["automated"] == {"prune": False, "selfHeal": True} and policy["retry"]["limit"] > 0
+        elif custom:
+            assert options == {SKIP_DRY_RUN}, item.path
+            kinds.add(document["kind"])
+        else:
+            assert not options, item.path
+    assert kinds  # every example renders a custom resource (a PodMonitor at least)
 
 
 def test_a_deploy_time_value_not_given_is_named_with_the_way_to_give_it(tmp_path):
@@ -231,9 +257,13 @@ def test_a_deploy_time_value_not_given_is_named_with_the_way_to_give_it(tmp_path
         export(assembly, stacks, DeployTimeValues())
     message = str(raised.value)
     assert "AWS::Region (give --region" in message
-    assert "of stack kserve-storage (give --stack-outputs, or --output kserve-storage/" in message
+    # named by the storage stack's fixed-name output, which a stack deployed for GitOps has too
+    assert (
+        "output ModelBucketName of stack kserve-storage (give --stack-outputs, or --output "
+        "kserve-storage/ModelBucketName=VALUE)" in message
+    )
     assert "kserve-workloads/Workload" in message  # where it is used
-    (key,) = [k for k in assembly.templates["kserve-storage"]["Outputs"] if "ModelBucket" in k]
+    key = "ModelBucketName"
     given = DeployTimeValues(region="eu-west-1", outputs={("kserve-storage", key): "team-models"})
     (volume,) = [f.document for f in export(assembly, stacks, given).files if f.document["kind"] == "PersistentVolume"]
     text = json.dumps(volume)
@@ -307,6 +337,8 @@ def test_charts_from_oci_registries_and_helm_repositories():
         "kserve-crd",
     )
     assert chart_source("https://kedacore.github.io/charts", "keda") == ("https://kedacore.github.io/charts", "keda")
+    # aws-eks-v2 pulls an oci:// repository as the whole reference, whatever Chart says
+    assert chart_source("oci://registry.k8s.io/lws/charts/lws", "other") == ("registry.k8s.io/lws/charts", "lws")
 
 
 def test_an_export_never_writes_into_a_folder_that_holds_files(tmp_path, exported):
@@ -376,7 +408,58 @@ def test_the_command_writes_the_folder_and_names_what_it_cannot(tmp_path, capsys
     )
     printed = capsys.readouterr()
     assert "sync waves from gateway-workloads" in printed.out and "kubernetes_delivery: gitops" in printed.err
-    assert (
-        yaml.safe_load((out / "argocd" / "application-kube-prometheus-stack.yaml").read_text())["kind"] == "Application"
-    )
+    app = yaml.safe_load((out / "argocd" / "application-gateway-kube-prometheus-stack.yaml").read_text())
+    assert app["kind"] == "Application" and app["spec"]["source"]["helm"]["releaseName"] == "kube-prometheus-stack"
     assert Path(out / "README.md").is_file()
+
+
+def test_a_platform_deployed_for_gitops_gives_export_every_value_it_needs(tmp_path):
+    """Deployed with kubernetes_delivery: gitops, no workloads stack refers to the storage stack, so CDK publishes
+    none of its cross-stack outputs; the storage stack's fixed-name outputs (ModelBucketName, FsxFileSystemId,
+    FsxMountName) are what describe-stacks then gives, and they resolve the export's references."""
+    config = load_config(ROOT / "examples" / "fsx-large-model.yaml")
+    deployed = synthesize(with_changes(config, {"kubernetes_delivery": "gitops"}))
+    storage = deployed["fsx-large-storage"]["Outputs"]
+    assert {"ModelBucketName", "FsxFileSystemId", "FsxMountName"} <= set(storage)
+    assert not [k for k in storage if k.startswith("PublishOutput")]
+    outputs = {(s, k): f"deployed-{k}" for s, t in deployed.items() for k in t.get("Outputs") or {}}
+    assembly, stacks = synthesize_for_export(config, tmp_path)
+    result = export(assembly, stacks, DeployTimeValues(account="123456789012", region="us-west-2", outputs=outputs))
+    text = json.dumps([dict(f.document) for f in result.files])
+    assert "deployed-FsxFileSystemId" in text and "deployed-FsxMountName" in text and "deployed-ModelBucketName" in text
+    with pytest.raises(ExportError, match=r"output FsxFileSystemId of stack fsx-large-storage"):
+        export(assembly, stacks, DeployTimeValues(account="1", region="us-west-2"))
+
+
+def test_a_sub_of_anything_but_a_known_pseudo_parameter_is_named():
+    manifest = {
+        "Fn::Join": [
+            "",
+            [
+                '[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "n"}, '
+                '"data": {"a": "',
+                {"Fn::Sub": "arn:${AWS::Partition}:s3:::${Bucket}/${!Literal}"},
+                '"}}]',
+            ],
+        ]
+    }
+    assembly = Assembly(
+        templates={"w": {"Resources": {"M": {"Type": MANIFEST_TYPE, "Properties": {"Manifest": manifest}}}}},
+        dependencies={"w": ()},
+    )
+    with pytest.raises(ExportError, match=r"Bucket \(a value only CloudFormation knows\): used by w/M"):
+        export(assembly, ["w"], DeployTimeValues(region="cn-north-1"))
+
+
+def test_partition_and_url_suffix_follow_the_region():
+    china, gov, commercial = (DeployTimeValues(region=r) for r in ("cn-north-1", "us-gov-west-1", "eu-west-1"))
+    assert (china.pseudo("AWS::Partition"), china.pseudo("AWS::URLSuffix")) == ("aws-cn", "amazonaws.com.cn")
+    assert (gov.pseudo("AWS::Partition"), gov.pseudo("AWS::URLSuffix")) == ("aws-us-gov", "amazonaws.com")
+    assert (commercial.pseudo("AWS::Partition"), commercial.pseudo("AWS::URLSuffix")) == ("aws", "amazonaws.com")
+
+
+def test_a_manifest_that_is_not_cdk_json_is_an_export_error_not_a_traceback():
+    bad = {"Type": MANIFEST_TYPE, "Properties": {"Manifest": {"Fn::Base64": "x"}}}
+    assembly = Assembly(templates={"w": {"Resources": {"M": bad}}}, dependencies={"w": ()})
+    with pytest.raises(ExportError, match="w/M: its manifest or values are not JSON CDK writes"):
+        export(assembly, ["w"], DeployTimeValues())

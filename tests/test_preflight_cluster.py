@@ -135,8 +135,9 @@ def test_release_secrets_decode_as_helm_writes_them(compressed):
 
 
 def test_every_catalog_chart_is_classified():
-    classified = set(CLUSTER_CHART_SWITCHES) | set(OPERATOR_CHART_SWITCHES) | set(ADDON_SWITCHES) | set(NOT_INSTALLED)
+    classified = set(CLUSTER_CHART_SWITCHES) | set(OPERATOR_CHART_SWITCHES) | set(NOT_INSTALLED)
     assert {pin.chart for pin in HELM_CHARTS.values()} <= classified
+    assert set(ADDON_SWITCHES) <= set(CLUSTER_CHART_SWITCHES)  # an add-on run as a Helm release is judged too
     for path in (
         *CLUSTER_CHART_SWITCHES.values(),
         *(s for _, s in OPERATOR_CHART_SWITCHES.values()),
@@ -165,3 +166,51 @@ def test_the_command_adds_the_cluster_checks(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "cert-manager" in out and "inferstack leaves it" in out and "Kubernetes 1.36" in out
+
+
+def test_an_add_on_run_as_a_helm_release_is_judged_like_the_add_on():
+    running = releases(("cert-manager", "cert-manager", "cert-manager"))
+    on = with_changes(RAY_ON_TEAM, {"observability.install_cert_manager": True})
+    failed = by_subject(TeamCluster(on, "team", eks([]), running).run())[("helm", "cert-manager/cert-manager")]
+    assert not failed.passed and failed.fix.startswith("set observability.install_cert_manager: false")
+
+
+def test_the_knative_operator_is_declared_not_switched_off():
+    """Turning install_knative_serving off would leave a Knative-mode workload without Knative (KSERVE-KNATIVE)."""
+    kserve = with_changes(
+        load_config(ROOT / "examples" / "kserve-scale-to-zero.yaml"), {"compute.karpenter_node_role": "TeamNodes"}
+    )
+    running = releases(("knative-operator", "knative-operator", "knative-operator"))
+    failed = by_subject(TeamCluster(kserve, "team", eks([]), running).run())[
+        ("helm", "knative-operator/knative-operator")
+    ]
+    assert not failed.passed and failed.fix.startswith(
+        "declare the cluster's Knative Serving in cluster.knative_serving"
+    )
+
+
+def test_a_release_record_that_does_not_decode_is_its_own_failed_check(monkeypatch):
+    from inferstack import preflight_cluster
+
+    good = {"name": "keda", "namespace": "keda", "chart": {"metadata": {"name": "keda", "version": "2.20.2"}}}
+    items = [
+        {
+            "metadata": {"name": "sh.helm.release.v1.keda.v1", "namespace": "keda", "labels": {"name": "keda"}},
+            "data": {"release": base64.b64encode(base64.b64encode(gzip.compress(json.dumps(good).encode()))).decode()},
+        },
+        {
+            "metadata": {"name": "sh.helm.release.v1.odd.v1", "namespace": "x", "labels": {"name": "odd"}},
+            "data": {"release": base64.b64encode(b"not helm").decode()},
+        },
+    ]
+
+    class Done:
+        returncode, stderr, stdout = 0, "", json.dumps({"items": items})
+
+    monkeypatch.setattr(preflight_cluster.subprocess, "run", lambda *a, **k: Done())
+    found = preflight_cluster.kubectl_releases("ctx")
+    assert [r.name for r in found] == ["keda", "odd"] and found[0].chart == "keda" and found[1].problem
+    results = by_subject(TeamCluster(RAY_ON_TEAM, "team", eks([]), lambda c: found).run())
+    assert results[("helm", "keda/keda")].passed
+    odd = results[("helm", "x/odd")]
+    assert not odd.passed and odd.fix == "look at it with: helm -n x history odd"

@@ -102,6 +102,7 @@ class StorageStack(cdk.Stack):
         self.file_system: fsx.LustreFileSystem | None = None
         if storage.fsx is not None:
             self.file_system = self._file_system(storage.fsx, vpc)
+        self._outputs()
         self.addons: dict[str, eks.Addon] = {}
         self.install_csi_drivers = storage.install_csi_drivers
         if self.bucket is not None:
@@ -190,6 +191,17 @@ class StorageStack(cdk.Stack):
                 bucket, "S1", "storage.model_bucket.access_logs is false in the config: access logs off on purpose"
             )
         return bucket
+
+    def _outputs(self) -> None:
+        """What the workloads' objects read of this stack, as outputs of fixed names (``ModelBucketName``,
+        ``FsxFileSystemId``, ``FsxMountName``): ``aws cloudformation describe-stacks`` gives them to ``inferstack
+        export`` however the Kubernetes side is delivered — with ``kubernetes_delivery: gitops`` no workloads stack
+        refers to them, so CDK publishes no cross-stack outputs of its own."""
+        if self.bucket is not None:
+            cdk.CfnOutput(self, "ModelBucketName", value=self.bucket.bucket_name, description="The model bucket")
+        if self.file_system is not None:
+            cdk.CfnOutput(self, "FsxFileSystemId", value=self.file_system.file_system_id, description="FSx for Lustre")
+            cdk.CfnOutput(self, "FsxMountName", value=self.file_system.mount_name, description="Its Lustre mount name")
 
     def _export(self, name: str, value: str) -> str:
         """Export ``value`` from this stack under ``<stack>-<name>`` (once) and return the export name."""
