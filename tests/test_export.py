@@ -52,11 +52,24 @@ def _values(assembly: Assembly) -> DeployTimeValues:
     return DeployTimeValues(account="123456789012", region="us-west-2", outputs=outputs)
 
 
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory):
+    """``name → (assembly, workloads stacks)`` of an example, synthesized once for the whole module."""
+    cache: dict[str, tuple[Assembly, tuple[str, ...]]] = {}
+
+    def get(name: str) -> tuple[Assembly, tuple[str, ...]]:
+        if name not in cache:
+            config = load_config(ROOT / "examples" / f"{name}.yaml")
+            cache[name] = synthesize_for_export(config, tmp_path_factory.mktemp("cdk.out"))
+        return cache[name]
+
+    return get
+
+
 @pytest.fixture(scope="module", params=EXAMPLES)
-def exported(request, tmp_path_factory):
-    """(assembly, workloads stacks, export, folder) of one example, synthesized once."""
-    config = load_config(ROOT / "examples" / f"{request.param}.yaml")
-    assembly, stacks = synthesize_for_export(config, tmp_path_factory.mktemp("cdk.out"))
+def exported(request, tmp_path_factory, synthesized):
+    """(assembly, workloads stacks, export, folder) of one example."""
+    assembly, stacks = synthesized(request.param)
     result = export(assembly, stacks, _values(assembly))
     folder = tmp_path_factory.mktemp("export") / "out"
     write(result, folder)
@@ -206,10 +219,10 @@ def test_waves_keep_every_cdk_dependency(exported):
         assert int(item.document["metadata"]["annotations"][SYNC_WAVE]) == result.waves[item.step]
 
 
-def test_kserve_keeps_crd_then_controller_then_webhook_then_custom_resources(tmp_path):
+def test_kserve_keeps_crd_then_controller_then_webhook_then_custom_resources(synthesized):
     """Knative's operator → KnativeServing → its readiness wait → KServe's controller → its webhook's CA → the
     runtimes → the InferenceService: each a later wave."""
-    assembly, stacks = synthesize_for_export(load_config(ROOT / "examples" / "kserve-scale-to-zero.yaml"), tmp_path)
+    assembly, stacks = synthesized("kserve-scale-to-zero")
     result = export(assembly, stacks, _values(assembly))
     wave = {}
     for item in result.files:
@@ -251,8 +264,8 @@ def test_sync_options_keep_namespaces_and_let_custom_resources_wait_for_their_cr
     assert kinds  # every example renders a custom resource (a PodMonitor at least)
 
 
-def test_a_deploy_time_value_not_given_is_named_with_the_way_to_give_it(tmp_path):
-    assembly, stacks = synthesize_for_export(load_config(ROOT / "examples" / "kserve-scale-to-zero.yaml"), tmp_path)
+def test_a_deploy_time_value_not_given_is_named_with_the_way_to_give_it(synthesized):
+    assembly, stacks = synthesized("kserve-scale-to-zero")
     with pytest.raises(ExportError) as raised:
         export(assembly, stacks, DeployTimeValues())
     message = str(raised.value)
@@ -370,7 +383,7 @@ def test_gitops_delivery_leaves_the_workloads_stacks_only_their_aws_resources():
             assert theirs == ours
 
 
-def test_the_command_writes_the_folder_and_names_what_it_cannot(tmp_path, capsys):
+def test_the_command_writes_the_folder_and_names_what_it_cannot(tmp_path, capsys, synthesized):
     config = ROOT / "examples" / "litellm-gateway.yaml"
     assert main(["export", str(config), str(tmp_path / "missing"), "--region", "us-west-2"]) == 1
     err = capsys.readouterr().err
@@ -383,7 +396,7 @@ def test_the_command_writes_the_folder_and_names_what_it_cannot(tmp_path, capsys
     assert main(["export", str(bad), str(tmp_path / "y")]) == 1
     assert "workloads[0]" in capsys.readouterr().err
     outputs = tmp_path / "outputs.json"
-    assembly, _ = synthesize_for_export(load_config(config), tmp_path / "cdk.out")
+    assembly, _ = synthesized("litellm-gateway")
     described = [
         {"StackName": s, "Outputs": [{"OutputKey": k, "OutputValue": f"v-{k}"} for k in t.get("Outputs") or {}]}
         for s, t in assembly.templates.items()
