@@ -302,3 +302,24 @@ class ResourcesConfig(StrictModel):
     instance's memory, minus headroom."""
     shm_gib: float = Field(default=8, gt=0, le=4096)
     """``/dev/shm`` (memory-backed), GiB: NCCL and the tokenizer pool need it. Default 8."""
+    cpu_limit: float | None = Field(default=None, gt=0, le=896)
+    """vCPU limit (a CFS quota), at least the request. Default none: no CPU limit — an engine's tokenizer,
+    scheduler and detokenizer threads burst, and a quota throttles them mid-request."""
+    memory_limit_gib: float | None = Field(default=None, gt=0, le=32768)
+    """Memory limit, GiB, at least the request. Default: the memory request (the pod is OOM-killed before it
+    starves the node's other pods)."""
+
+    @model_validator(mode="after")
+    def _limits_not_below_requests(self) -> ResourcesConfig:
+        """The API server refuses a request above its limit; with both given it is named here (with a derived
+        request, by the rule RESOURCE-LIMITS)."""
+        for limit, request, unit in (("cpu_limit", "cpu", "vCPU"), ("memory_limit_gib", "memory_gib", "GiB")):
+            low, high = getattr(self, request), getattr(self, limit)
+            if low is not None and high is not None and high < low:
+                raise PydanticCustomError(
+                    "limit_below_request",
+                    "{limit}: {high} {unit} is below {request} {low} — the API server refuses a limit under its "
+                    "request; raise {limit} to at least {low}, or leave it out",
+                    {"limit": limit, "high": f"{high:g}", "unit": unit, "request": request, "low": f"{low:g}"},
+                )
+        return self

@@ -98,6 +98,10 @@ class PodPlan:
     neuron_cores: int
     cpu: float
     memory_gib: float
+    cpu_limit: float | None = None
+    """vCPU limit (``resources.cpu_limit``); None: no CPU limit."""
+    memory_limit_gib: float = 0
+    """Memory limit, GiB: ``resources.memory_limit_gib``, else the request. 0: none planned (a hand-made plan)."""
     efa: int
     node_selector: dict[str, str]
     tolerations: frozenset[tuple[str, str]]
@@ -175,8 +179,11 @@ def pod_plan(
     efa = max(math.floor(host.max_efa_interfaces * min(share, 1.0)), 1) if workload.efa else 0
     selector = {POOL_LABEL: pool.name}
     tolerations = frozenset(pool_taints(pool))
+    memory_limit = resources.memory_limit_gib if resources.memory_limit_gib is not None else memory
     requests = {"cpu": _cpu(cpu), "memory": f"{memory:g}Gi"}
-    limits = {"memory": f"{memory:g}Gi"}
+    limits = {"memory": f"{memory_limit:g}Gi"}
+    if resources.cpu_limit is not None:
+        limits["cpu"] = _cpu(resources.cpu_limit)
     resource = ACCELERATOR_RESOURCE.get(accelerator)
     if resource and devices:
         requests[resource] = limits[resource] = str(devices)
@@ -189,6 +196,8 @@ def pod_plan(
         neuron_cores=devices * cores,
         cpu=cpu,
         memory_gib=memory,
+        cpu_limit=resources.cpu_limit,
+        memory_limit_gib=memory_limit,
         efa=efa,
         node_selector=selector,
         tolerations=tolerations,

@@ -27,6 +27,7 @@ from inferstack.rules import (
     node_daemons,
     placement,
     prefix_overlap,
+    resources,
     secrets,
     storage,
 )
@@ -41,6 +42,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     ami.RULE,
     node_daemons.RULE,
     karpenter_limits.RULE,
+    resources.RULE,
     *karpenter_nodes.RULES,
     *storage.RULES,
     *autoscaling.RULES,

@@ -234,6 +234,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         {},
         {"compute": {"gpu_operator": {"extra_tolerations": [{"key": "dedicated"}]}}},
     ),
+    "RESOURCE-LIMITS": case(
+        {},
+        workload(resources={"memory_limit_gib": 2}),  # below the memory request derived from the L40S node
+        workload(resources={"memory_limit_gib": 256}),
+    ),
     "KARPENTER-INSTANCE-STORE": case(
         {},
         {"compute": {"karpenter_pools": {0: {"instance_store_policy": "RAID0"}}}},  # m7i: no instance store
@@ -762,6 +767,7 @@ STRUCTURAL = [r.id for r in RULES if not r.acknowledgeable]
 def test_only_rules_the_platform_cannot_be_built_without_refuse_acknowledgement():
     assert STRUCTURAL == [
         "EFA-UNSUPPORTED",
+        "RESOURCE-LIMITS",  # the API server refuses a pod whose limit is below its request
         "MODEL-SOURCE-BACKEND",
         "SECRET-INLINE",
         "BENCH-TARGET",
