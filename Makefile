@@ -47,7 +47,7 @@ test: install $(CHECKOV_VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	@echo "==> pytest (about 4–5 min on 2 cores), and beside it the wheel in a fresh venv with its dependencies"
-	@echo "    from the index (scripts/check_wheel.py, about 1 min; its report follows pytest's)"
+	@echo "    from the index (scripts/check_wheel.py, about 35 s; its report follows pytest's)"
 	@log=$$(mktemp); $(PY) scripts/check_wheel.py > "$$log" 2>&1 & wheel=$$!; \
 	  $(PY) -m pytest; tests=$$?; wait $$wheel; packaged=$$?; cat "$$log"; rm -f "$$log"; \
 	  test $$tests -eq 0 -a $$packaged -eq 0
