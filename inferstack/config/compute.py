@@ -21,6 +21,22 @@ _GRACE = re.compile(r"^([0-9]+(s|m|h))+$")
 GP3_BASELINE_IOPS = 3000
 
 
+_FAMILY = re.compile(r"^([a-z]+?)(\d+)")
+
+
+def instance_category(family: str) -> str:
+    """Karpenter's ``instance-category`` of a family: its letters before the generation (``g6e`` → ``g``,
+    ``inf2`` → ``inf``, ``trn1`` → ``trn``)."""
+    match = _FAMILY.match(family)
+    return match.group(1) if match else family
+
+
+def instance_generation(family: str) -> int:
+    """Karpenter's ``instance-generation`` of a family: the number after its category (``g6e`` → 6)."""
+    match = _FAMILY.match(family)
+    return int(match.group(2)) if match else 0
+
+
 class InstanceStorePolicy(StrEnum):
     """What Karpenter does with the instance-store (NVMe) disks (EC2NodeClass ``instanceStorePolicy``)."""
 
@@ -335,6 +351,17 @@ class KarpenterPoolConfig(StrictModel):
     """Instance families from the catalog, e.g. ``[g6e]``. Either this or ``instance_types``."""
     instance_types: tuple[InstanceTypeName, ...] = ()
     """Exact instance types, e.g. ``[p4d.24xlarge]``. Either this or ``instance_families``."""
+    instance_categories: tuple[str, ...] = ()
+    """Instance categories, as Karpenter's ``karpenter.k8s.aws/instance-category`` names them (``g``, ``p``,
+    ``inf``, ``trn``…): every catalogued family of them. Instead of ``instance_families`` or ``instance_types``.
+    Default none."""
+    min_instance_generation: int | None = Field(default=None, ge=1, le=20)
+    """With ``instance_families`` or ``instance_categories``: only generations from this one up (``6``: g6e, g6,
+    p6…; Karpenter's ``instance-generation``). Default: every generation."""
+    instance_sizes: tuple[str, ...] = ()
+    """With ``instance_families`` or ``instance_categories``: only these sizes, e.g. ``[12xlarge, 48xlarge]``
+    (Karpenter's ``instance-size``). Default: every size. The NodePool still lists the exact types these select
+    (scheduling checks know what can launch)."""
     capacity_types: tuple[NodeCapacity, ...] = (NodeCapacity.ON_DEMAND,)
     """Any of on_demand, spot, reserved. Default on-demand."""
     capacity_reservation_ids: tuple[ReservationId, ...] = ()
@@ -419,6 +446,32 @@ class KarpenterPoolConfig(StrictModel):
             )
         return self
 
+    @field_validator("instance_categories")
+    @classmethod
+    def _categories(cls, categories: tuple[str, ...]) -> tuple[str, ...]:
+        known = sorted({instance_category(t.family) for t in INSTANCE_TYPES.values()})
+        unknown = [c for c in categories if c not in known]
+        if unknown:
+            raise PydanticCustomError(
+                "category",
+                "unknown instance category {bad} — the catalog has {known}",
+                {"bad": ", ".join(unknown), "known": ", ".join(known)},
+            )
+        return categories
+
+    @field_validator("instance_sizes")
+    @classmethod
+    def _sizes(cls, sizes: tuple[str, ...]) -> tuple[str, ...]:
+        known = sorted({t.name.split(".", 1)[1] for t in INSTANCE_TYPES.values()})
+        unknown = [size for size in sizes if size not in known]
+        if unknown:
+            raise PydanticCustomError(
+                "size",
+                "unknown instance size {bad} — the catalog has {known}",
+                {"bad": ", ".join(unknown), "known": ", ".join(known)},
+            )
+        return sizes
+
     @field_validator("instance_families")
     @classmethod
     def _families(cls, families: tuple[str, ...]) -> tuple[str, ...]:
@@ -434,11 +487,34 @@ class KarpenterPoolConfig(StrictModel):
 
     @model_validator(mode="after")
     def _selection(self) -> KarpenterPoolConfig:
-        if bool(self.instance_families) == bool(self.instance_types):
+        ways = [bool(self.instance_families), bool(self.instance_types), bool(self.instance_categories)]
+        if sum(ways) != 1:
             raise PydanticCustomError(
                 "selection",
-                "set exactly one of instance_families (e.g. [g6e]) or instance_types",
+                "set exactly one of instance_families (e.g. [g6e]), instance_types or instance_categories",
                 {"field": "instance_types"},
+            )
+        narrowing = [n for n in ("min_instance_generation", "instance_sizes") if n in self.model_fields_set]
+        if self.instance_types and narrowing:
+            raise PydanticCustomError(
+                "narrowing",
+                "{name} narrows instance_families or instance_categories, not exact instance_types — remove it, "
+                "or list the types you mean",
+                {"name": narrowing[0], "field": narrowing[0]},
+            )
+        if not self.instances:
+            offered = sorted(
+                {
+                    t.name
+                    for t in INSTANCE_TYPES.values()
+                    if t.family in self.instance_families or instance_category(t.family) in self.instance_categories
+                }
+            )
+            raise PydanticCustomError(
+                "no_instances",
+                "min_instance_generation and instance_sizes leave no instance type of the catalog — the families or "
+                "categories offer {offered}",
+                {"offered": ", ".join(offered) or "none", "field": "instance_sizes"},
             )
         kinds = {t.accelerator for t in self.instances}
         if len(kinds) > 1:
@@ -447,7 +523,7 @@ class KarpenterPoolConfig(StrictModel):
                 "mixes {kinds} instances — one pool serves one accelerator kind; split it into pools",
                 {
                     "kinds": " and ".join(sorted(k.value for k in kinds)),
-                    "field": "instance_families" if self.instance_families else "instance_types",
+                    "field": self.selection_field,
                 },
             )
         if not self.capacity_types:
@@ -478,9 +554,26 @@ class KarpenterPoolConfig(StrictModel):
 
     @property
     def instances(self) -> list[InstanceType]:
+        """The catalogued types the pool launches: ``instance_types``, or those of ``instance_families`` /
+        ``instance_categories`` left by ``min_instance_generation`` and ``instance_sizes``."""
         if self.instance_types:
             return [INSTANCE_TYPES[t] for t in self.instance_types]
-        return sorted((t for t in INSTANCE_TYPES.values() if t.family in self.instance_families), key=lambda t: t.name)
+        chosen = (
+            t
+            for t in INSTANCE_TYPES.values()
+            if (t.family in self.instance_families or instance_category(t.family) in self.instance_categories)
+            and (self.min_instance_generation is None or instance_generation(t.family) >= self.min_instance_generation)
+            and (not self.instance_sizes or t.name.split(".", 1)[1] in self.instance_sizes)
+        )
+        return sorted(chosen, key=lambda t: t.name)
+
+    @property
+    def selection_field(self) -> str:
+        """The field that picks the pool's types: ``instance_types``, ``instance_families`` or
+        ``instance_categories``."""
+        if self.instance_types:
+            return "instance_types"
+        return "instance_families" if self.instance_families else "instance_categories"
 
     @property
     def accelerator(self) -> AcceleratorKind:

@@ -96,7 +96,7 @@ def check_one_type(config: InferstackConfig) -> Iterator[Finding]:
         if isinstance(pool, KarpenterPoolConfig) and pool.efa and len(pool.instances) != 1:
             yield Finding(
                 rule=ONE_TYPE,
-                path=f"{path}.{'instance_types' if pool.instance_types else 'instance_families'}",
+                path=f"{path}.{pool.selection_field}",
                 message=f"EFA pool {pool.name!r} covers {len(pool.instances)} instance types, but the EFA network "
                 "interfaces (one per network card) differ per type",
                 fix="list exactly one instance type instead, e.g. instance_types: [p5.48xlarge]; add one pool per type",

@@ -240,3 +240,51 @@ class TestKarpenterNodes:
 
     def test_durations_read_as_karpenter_reads_them(self):
         assert karpenter_nodes.duration_seconds("1h30m15s") == 5415
+
+
+class TestPoolSelection:
+    """instance_categories, min_instance_generation and instance_sizes select exact catalog types (issue 26 §2.5)."""
+
+    def _types(self, **pool):
+        (parsed,) = cfg(pools=[{"name": "p", **pool}]).compute.karpenter_pools
+        return [t.name for t in parsed.instances]
+
+    def test_sizes_narrow_a_family(self):
+        assert self._types(instance_families=["g6e"], instance_sizes=["12xlarge", "48xlarge"]) == [
+            "g6e.12xlarge",
+            "g6e.48xlarge",
+        ]
+
+    def test_a_category_from_a_generation_on(self):
+        types = self._types(instance_categories=["g"], min_instance_generation=6, instance_sizes=["xlarge"])
+        assert types == ["g6.xlarge", "g6e.xlarge"]  # g5 is generation 5
+
+    def test_the_nodepool_lists_the_selected_types(self):
+        from inferstack.charts.karpenter_pools import node_pool_props
+
+        (pool,) = cfg(
+            pools=[{"name": "p", "instance_families": ["g6e"], "instance_sizes": ["24xlarge"]}]
+        ).compute.karpenter_pools
+        (types,) = [
+            r.values for r in node_pool_props(pool, None).requirements if r.key == "node.kubernetes.io/instance-type"
+        ]
+        assert types == ("g6e.24xlarge",)
+
+    def test_bad_selections_are_named(self):
+        import pytest
+
+        from inferstack.config import ConfigError
+
+        cases = {
+            "unknown instance size 13xlarge": {"instance_families": ["g6e"], "instance_sizes": ["13xlarge"]},
+            "unknown instance category zz": {"instance_categories": ["zz"]},
+            "leave no instance type of the catalog": {"instance_families": ["g5"], "min_instance_generation": 6},
+            "narrows instance_families or instance_categories": {
+                "instance_types": ["g6e.2xlarge"],
+                "instance_sizes": ["2xlarge"],
+            },
+            "set exactly one of": {"instance_families": ["g6e"], "instance_categories": ["g"]},
+        }
+        for expected, pool in cases.items():
+            with pytest.raises(ConfigError, match=expected):
+                cfg(pools=[{"name": "p", **pool}])
