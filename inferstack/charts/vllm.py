@@ -165,7 +165,8 @@ class VllmChart(WorkloadChart):
                     region=refs.region,
                     engine=engine_args,
                     requests=plan.requests,
-                    limits=plan.limits,
+                    # the serving pods' limits but the CPU quota: the compiler is CPU-bound, not a burst to tame
+                    limits={k: v for k, v in plan.limits.items() if k != "cpu"},
                     placement=pod_placement(plan, priority_class=BATCH_PRIORITY_CLASS, scheduler_name=NEURON_SCHEDULER),
                     model_gib=size,
                     scratch_gib=NEURON_COMPILE_SCRATCH_GIB,

@@ -437,6 +437,15 @@ class KarpenterPoolConfig(StrictModel):
         """gp3 provisions at most 0.25 MiB/s of throughput per provisioned IOPS (EBS gp3 volume limits)."""
         throughput = self.root_volume_throughput_mibps
         iops = self.root_volume_iops or GP3_BASELINE_IOPS
+        # the selection is judged by _selection: with none, take the CPU pools' default size
+        volume = self.effective_root_volume_gib if self.instances else self.root_volume_gib or 100
+        if self.root_volume_iops is not None and self.root_volume_iops > volume * 500:
+            raise PydanticCustomError(
+                "gp3_iops",
+                "root_volume_iops: {iops} needs a root volume of at least {needed} GiB (gp3 gives at most 500 IOPS "
+                "per GiB); it is {volume} GiB — raise root_volume_gib to {needed} or lower the IOPS",
+                {"iops": iops, "needed": -(-iops // 500), "volume": volume},
+            )
         if throughput is not None and throughput > iops / 4:
             raise PydanticCustomError(
                 "gp3_ratio",

@@ -304,7 +304,8 @@ class ResourcesConfig(StrictModel):
     """``/dev/shm`` (memory-backed), GiB: NCCL and the tokenizer pool need it. Default 8."""
     cpu_limit: float | None = Field(default=None, gt=0, le=896)
     """vCPU limit (a CFS quota), at least the request. Default none: no CPU limit — an engine's tokenizer,
-    scheduler and detokenizer threads burst, and a quota throttles them mid-request."""
+    scheduler and detokenizer threads burst, and a quota throttles them mid-request. On ``kind: kserve`` the
+    default is the request instead: KServe merges its runtime's ``limits.cpu: 1`` over a container without one."""
     memory_limit_gib: float | None = Field(default=None, gt=0, le=32768)
     """Memory limit, GiB, at least the request. Default: the memory request (the pod is OOM-killed before it
     starves the node's other pods)."""

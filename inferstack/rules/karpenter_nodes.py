@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from inferstack.catalog.kubernetes import SERVING_TERMINATION_GRACE_SECONDS
 from inferstack.config.model import InferstackConfig
+from inferstack.plan import resolve
 from inferstack.rules.base import Finding, Rule, karpenter_pools
 
 INSTANCE_STORE = "KARPENTER-INSTANCE-STORE"
@@ -42,9 +43,22 @@ def check_instance_store(config: InferstackConfig) -> Iterator[Finding]:
                 "and emptyDirs on the root volume",
                 fix=f"keep only types with instance store ({', '.join(with_disks)})"
                 if with_disks
-                else "pick instance types with instance store (e.g. g6e, p5, inf2 sizes with NVMe), or drop "
+                else "pick instance types with instance store (g6e, p5, trn1: inf2 has none), or drop "
                 "instance_store_policy",
             )
+
+
+def _longest_startup(config: InferstackConfig, pool: str) -> int:
+    """The longest startup budget of the pods planned on ``pool``, seconds (0 without any)."""
+    return max(
+        (
+            role.pod.startup_seconds
+            for workload in resolve(config).workloads
+            for role in workload.roles.values()
+            if (role.pool or workload.pool.name) == pool
+        ),
+        default=0,
+    )
 
 
 def check_termination_grace(config: InferstackConfig) -> Iterator[Finding]:
@@ -52,13 +66,15 @@ def check_termination_grace(config: InferstackConfig) -> Iterator[Finding]:
         grace = pool.termination_grace_period
         if grace is None or duration_seconds(grace) >= SERVING_TERMINATION_GRACE_SECONDS:
             continue
+        # PDBs hold a drain only until node timeout − pod grace: enough for a replacement to start
+        advised = SERVING_TERMINATION_GRACE_SECONDS + _longest_startup(config, pool.name)
         yield Finding(
             rule=TERMINATION_GRACE,
             path=f"{path}.termination_grace_period",
             message=f"{grace} is shorter than the serving pods' {SERVING_TERMINATION_GRACE_SECONDS} s termination "
             "grace: Karpenter deletes them at once when it drains a node, cutting the requests they run",
-            fix=f"set termination_grace_period to at least {SERVING_TERMINATION_GRACE_SECONDS}s (e.g. 10m), or leave "
-            "it out",
+            fix=f"set termination_grace_period to at least {SERVING_TERMINATION_GRACE_SECONDS}s — {advised}s lets a "
+            "replacement start before the PodDisruptionBudget stops holding — or leave it out",
         )
 
 

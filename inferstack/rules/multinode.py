@@ -118,10 +118,11 @@ def _fewer_replicas(config: InferstackConfig, resolved: ResolvedWorkload) -> tup
 
 def check_zone(config: InferstackConfig) -> Iterator[Finding]:
     """A group's ranks exchange activations every step: its nodes belong in one Availability Zone (cross-zone
-    latency and data charges; EFA pools are pinned already by EFA-AZ)."""
+    latency and data charges). A group that requests EFA on an EFA pool is judged by EFA-AZ; one that does not
+    (EFA off, or a pool that may span zones without a placement group) is judged here."""
     for path, workload in _workloads(config):
         pool = config.pool(workload.pool)
-        if pool.availability_zone is None and not pool.efa:
+        if pool.availability_zone is None and not (pool.efa and workload.efa):
             yield Finding(
                 rule=ZONE,
                 path=f"{path}.pool",

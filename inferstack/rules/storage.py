@@ -127,10 +127,21 @@ def check_token(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def node_disk_gib(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> int:
-    """Root volume of the pool's nodes, GiB (the pod's emptyDirs live there)."""
+    """The disk holding the pods' emptyDirs and images, GiB: the root volume, or with ``instance_store_policy:
+    RAID0`` the instance-store array of the pool's smallest type (Karpenter moves the kubelet's and containerd's
+    data there)."""
     if isinstance(pool, KarpenterPoolConfig):
+        if pool.instance_store_policy is not None and all(t.nvme_gb for t in pool.instances):
+            return int(min(t.nvme_gb for t in pool.instances) * 1e9 / 2**30)
         return pool.effective_root_volume_gib
     return pool.disk_size_gib
+
+
+def _disk_field(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> str:
+    """The field that sizes :func:`node_disk_gib`."""
+    if not isinstance(pool, KarpenterPoolConfig):
+        return "disk_size_gib"
+    return "instance types (a larger instance store)" if pool.instance_store_policy else "root_volume_gib"
 
 
 def usable_disk_gib(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> float:
@@ -162,14 +173,14 @@ def check_disk(config: InferstackConfig) -> Iterator[Finding]:
             )
         usable = usable_disk_gib(pool)
         if max(source.cache_size_gib, needed) > usable:
-            field = "root_volume_gib" if isinstance(pool, KarpenterPoolConfig) else "disk_size_gib"
+            field = _disk_field(pool)
             disk = node_disk_gib(pool)
             minimum = int((max(source.cache_size_gib, needed) + NODE_DISK_RESERVED_GIB) / 0.9) + 1
             yield Finding(
                 rule=DISK,
                 path=f"{mpath}.source.cache_size_gib",
                 message=f"{max(source.cache_size_gib, int(needed))} GiB of download cache does not fit the "
-                f"{disk} GiB root volume of pool {pool.name!r} (≈{usable:.0f} GiB usable by pods)",
+                f"{disk} GiB node disk of pool {pool.name!r} (≈{usable:.0f} GiB usable by pods)",
                 fix=f"raise the pool's {field} to ≥ {minimum}, "
                 "or load from the bucket (type s3 / s3_mount / fsx) instead of downloading at start",
             )
@@ -182,14 +193,14 @@ def _neuron_disk(
     needed = neuron_model_volume_gib(model) + NEURON_COMPILE_SCRATCH_GIB
     usable = usable_disk_gib(pool)
     if needed > usable:
-        field = "root_volume_gib" if isinstance(pool, KarpenterPoolConfig) else "disk_size_gib"
+        field = _disk_field(pool)
         minimum = int((needed + NODE_DISK_RESERVED_GIB) / 0.9) + 1
         yield Finding(
             rule=DISK,
             path=f"{path}.pool",
             message=f"the Neuron compile Job needs {needed} GiB on the node (the weights of {model.id} "
             f"and {NEURON_COMPILE_SCRATCH_GIB} GiB of compiler scratch); pool {pool.name!r} has a "
-            f"{node_disk_gib(pool)} GiB root volume (≈{usable:.0f} GiB usable by pods)",
+            f"{node_disk_gib(pool)} GiB node disk (≈{usable:.0f} GiB usable by pods)",
             fix=f"raise the pool's {field} to ≥ {minimum}",
         )
 

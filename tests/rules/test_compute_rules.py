@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from inferstack.config import parse_config
+from inferstack.plan import resolve
 from inferstack.rules import ami, efa, evaluate, karpenter_limits, karpenter_nodes, node_daemons, placement
 
 
@@ -55,7 +56,13 @@ class TestEfaSingleAz:
 
     def test_a_spread_pool_of_single_node_workloads_is_compliant(self):
         """EFA within one pod's node only: the pool may span zones (issue 26 §2.5's false positive)."""
-        one_node = {"name": "one", "pool": "p5", "model": self.MODEL, "engine": {"tensor_parallel_size": 8}}
+        one_node = {
+            "name": "one",
+            "pool": "p5",
+            "efa": True,
+            "model": self.MODEL,
+            "engine": {"tensor_parallel_size": 8},
+        }
         assert list(efa.check_single_az(self._with(one_node))) == []
 
     def test_a_spread_pool_of_a_multinode_workload_is_flagged_by_name(self):
@@ -288,3 +295,63 @@ class TestPoolSelection:
         for expected, pool in cases.items():
             with pytest.raises(ConfigError, match=expected):
                 cfg(pools=[{"name": "p", **pool}])
+
+
+def test_a_multinode_group_without_efa_on_a_spread_efa_pool_is_warned_of_zones():
+    """EFA-AZ judges groups that request EFA; a group that does not, on an EFA pool that may span zones, is judged
+    by MULTINODE-ZONE (its NCCL traffic may cross zones)."""
+    from inferstack.rules import multinode
+
+    pool = {"name": "p5", "instance_types": ["p5.48xlarge"], "efa": True, "placement_group": False}
+    group = {
+        "name": "big",
+        "kind": "vllm_multinode",
+        "nodes": 2,
+        "pool": "p5",
+        "model": {"id": "meta-llama/Llama-3.1-405B-Instruct", "source": {"type": "s3"}},
+        "engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2},
+    }
+    config = parse_config({"compute": {"karpenter_pools": [pool]}, "workloads": [group]})
+    (finding,) = multinode.check_zone(config)
+    assert finding.path == "workloads[0].pool" and "spans all" in finding.message
+    with_efa = parse_config({"compute": {"karpenter_pools": [pool]}, "workloads": [{**group, "efa": True}]})
+    assert list(multinode.check_zone(with_efa)) == []  # EFA-AZ's to judge
+
+
+def test_the_termination_grace_fix_names_a_period_that_outlasts_a_replacements_start():
+    model = {"id": "Qwen/Qwen3-8B", "source": {"type": "s3"}}
+    pool = {"name": "gpu", "instance_families": ["g6e"], "termination_grace_period": "60s"}
+    config = parse_config(
+        {"compute": {"karpenter_pools": [pool]}, "workloads": [{"name": "q", "pool": "gpu", "model": model}]}
+    )
+    (finding,) = karpenter_nodes.check_termination_grace(config)
+    startup = next(iter(resolve(config).workloads[0].roles.values())).pod.startup_seconds
+    assert f"{120 + startup}s lets a replacement start" in finding.fix
+
+
+def test_raid0_moves_the_disk_rules_to_the_instance_store():
+    """With RAID0 the kubelet's data (an hf cache) lives on the NVMe array, not the root volume."""
+    from inferstack.rules import storage
+
+    model = {"id": "Qwen/Qwen3-8B", "source": {"type": "hf", "cache_size_gib": 600}}
+    pool = {"name": "gpu", "instance_types": ["g6e.12xlarge"], "root_volume_gib": 100}
+    workload = {"name": "q", "pool": "gpu", "model": model}
+
+    def disk(**extra):
+        config = parse_config({"compute": {"karpenter_pools": [{**pool, **extra}]}, "workloads": [workload]})
+        return [f for f in storage.check_disk(config) if "node disk" in f.message]
+
+    (root,) = disk()
+    assert "raise the pool's root_volume_gib" in root.fix
+    assert disk(instance_store_policy="RAID0") == []  # 3,800 GB of NVMe
+
+
+def test_gp3_iops_need_a_root_volume_of_their_size():
+    import pytest
+
+    from inferstack.config import ConfigError
+
+    pool = {"name": "p", "instance_families": ["m7i"], "root_volume_gib": 20, "root_volume_iops": 16000}
+    with pytest.raises(ConfigError, match="needs a root volume of at least 32 GiB"):
+        cfg(pools=[pool])
+    cfg(pools=[{**pool, "root_volume_gib": 32}])
