@@ -326,7 +326,7 @@ class TestCheckAgreesWithSynth:
             }
         )
         findings = [f for f in evaluate(config).errors if f.rule == "MODEL-DISK"]
-        assert findings and "root volume" in findings[0].message and "root_volume_gib" in findings[0].fix
+        assert findings and "node disk" in findings[0].message and "root_volume_gib" in findings[0].fix
 
 
 class TestEksRegistryPerRegion:
