@@ -37,6 +37,19 @@ def instance_generation(family: str) -> int:
     return int(match.group(2)) if match else 0
 
 
+def _in_catalog(values: tuple[str, ...], known: set[str], what: str) -> tuple[str, ...]:
+    """``values`` when each is a ``what`` (family, category, size) of the catalog; else the unknown ones named
+    with the catalog's."""
+    unknown = [value for value in values if value not in known]
+    if unknown:
+        raise PydanticCustomError(
+            what,
+            "unknown instance {what} {bad} — the catalog has {known}",
+            {"what": what, "bad": ", ".join(unknown), "known": ", ".join(sorted(known))},
+        )
+    return values
+
+
 class InstanceStorePolicy(StrEnum):
     """What Karpenter does with the instance-store (NVMe) disks (EC2NodeClass ``instanceStorePolicy``)."""
 
@@ -458,41 +471,17 @@ class KarpenterPoolConfig(StrictModel):
     @field_validator("instance_categories")
     @classmethod
     def _categories(cls, categories: tuple[str, ...]) -> tuple[str, ...]:
-        known = sorted({instance_category(t.family) for t in INSTANCE_TYPES.values()})
-        unknown = [c for c in categories if c not in known]
-        if unknown:
-            raise PydanticCustomError(
-                "category",
-                "unknown instance category {bad} — the catalog has {known}",
-                {"bad": ", ".join(unknown), "known": ", ".join(known)},
-            )
-        return categories
+        return _in_catalog(categories, {instance_category(t.family) for t in INSTANCE_TYPES.values()}, "category")
 
     @field_validator("instance_sizes")
     @classmethod
     def _sizes(cls, sizes: tuple[str, ...]) -> tuple[str, ...]:
-        known = sorted({t.name.split(".", 1)[1] for t in INSTANCE_TYPES.values()})
-        unknown = [size for size in sizes if size not in known]
-        if unknown:
-            raise PydanticCustomError(
-                "size",
-                "unknown instance size {bad} — the catalog has {known}",
-                {"bad": ", ".join(unknown), "known": ", ".join(known)},
-            )
-        return sizes
+        return _in_catalog(sizes, {t.name.split(".", 1)[1] for t in INSTANCE_TYPES.values()}, "size")
 
     @field_validator("instance_families")
     @classmethod
     def _families(cls, families: tuple[str, ...]) -> tuple[str, ...]:
-        known = sorted({t.family for t in INSTANCE_TYPES.values()})
-        unknown = [f for f in families if f not in known]
-        if unknown:
-            raise PydanticCustomError(
-                "family",
-                "unknown instance family {bad} — known: {known}",
-                {"bad": ", ".join(unknown), "known": ", ".join(known)},
-            )
-        return families
+        return _in_catalog(families, {t.family for t in INSTANCE_TYPES.values()}, "family")
 
     @model_validator(mode="after")
     def _selection(self) -> KarpenterPoolConfig:

@@ -16,32 +16,30 @@ from inferstack.rules.base import Finding, Rule
 RULE_ID = "RESOURCE-LIMITS"
 
 
+#: (limit field, request field, unit, the request of a pod) of ``resources``.
+_PAIRS = (
+    ("cpu_limit", "cpu", "vCPU", lambda pod: pod.cpu),
+    ("memory_limit_gib", "memory_gib", "GiB", lambda pod: pod.memory_gib),
+)
+
+
 def check(config: InferstackConfig) -> Iterator[Finding]:
     for workload in resolve(config).workloads:
         path = f"workloads[{workload.index}].resources"
         resources = workload.config.resources
         pods = [role.pod for role in workload.roles.values() if role.pool is None]  # the workload's own pods
-        if not pods:
-            continue
-        cpu = max(pod.cpu for pod in pods)
-        memory = max(pod.memory_gib for pod in pods)
-        if resources.cpu_limit is not None and resources.cpu_limit < cpu:
-            derived = " (derived from the pool)" if resources.cpu is None else ""
+        for limit_field, request_field, unit, request_of in _PAIRS if pods else ():
+            limit, request = getattr(resources, limit_field), max(request_of(pod) for pod in pods)
+            if limit is None or limit >= request:
+                continue
+            derived = " (derived from the pool)" if getattr(resources, request_field) is None else ""
             yield Finding(
                 rule=RULE_ID,
-                path=f"{path}.cpu_limit",
-                message=f"{resources.cpu_limit:g} vCPU is below the pods' CPU request, {cpu:g} vCPU{derived}: the "
-                "API server refuses such a pod",
-                fix=f"raise cpu_limit to at least {cpu:g}, or set resources.cpu to what the pods need",
-            )
-        if resources.memory_limit_gib is not None and resources.memory_limit_gib < memory:
-            derived = " (derived from the pool)" if resources.memory_gib is None else ""
-            yield Finding(
-                rule=RULE_ID,
-                path=f"{path}.memory_limit_gib",
-                message=f"{resources.memory_limit_gib:g} GiB is below the pods' memory request, {memory:g} GiB"
-                f"{derived}: the API server refuses such a pod",
-                fix=f"raise memory_limit_gib to at least {memory:g}, or set resources.memory_gib to what the pods need",
+                path=f"{path}.{limit_field}",
+                message=f"{limit:g} {unit} is below the pods' request, {request:g} {unit}{derived}: the API server "
+                "refuses such a pod",
+                fix=f"raise {limit_field} to at least {request:g}, or set resources.{request_field} to what the pods "
+                "need",
             )
 
 
