@@ -355,3 +355,18 @@ def test_gp3_iops_need_a_root_volume_of_their_size():
     with pytest.raises(ConfigError, match="needs a root volume of at least 32 GiB"):
         cfg(pools=[pool])
     cfg(pools=[{**pool, "root_volume_gib": 32}])
+
+
+class TestPlacementZone:
+    def test_a_placement_group_spanning_zones_is_flagged(self):
+        from inferstack.rules import placement_zone
+
+        pool = {"name": "gpu", "instance_families": ["g6e"], "placement_group": True}
+        (finding,) = placement_zone.check(cfg(pools=[pool]))
+        assert (
+            finding.path == "compute.karpenter_pools[0].availability_zone" and "placement_group: false" in finding.fix
+        )
+        assert list(placement_zone.check(cfg(pools=[{**pool, "availability_zone": 0}]))) == []
+        assert list(placement_zone.check(cfg(pools=[{**pool, "placement_group": False}]))) == []
+        efa = {"name": "p5", "instance_types": ["p5.48xlarge"], "efa": True}
+        assert list(placement_zone.check(cfg(pools=[efa]))) == []  # EFA-AZ's to judge

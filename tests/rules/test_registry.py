@@ -234,6 +234,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         {},
         {"compute": {"gpu_operator": {"extra_tolerations": [{"key": "dedicated"}]}}},
     ),
+    "PLACEMENT-ZONE": case(
+        gpu_pool(placement_group=True),
+        {},
+        gpu_pool(availability_zone=0),
+    ),
     "RESOURCE-LIMITS": case(
         {},
         workload(resources={"memory_limit_gib": 2}),  # below the memory request derived from the L40S node
