@@ -78,12 +78,12 @@ def exported(request, tmp_path_factory, synthesized):
 
 def _deployed(part) -> str:
     """What CloudFormation would put in a joined part, given :func:`_values` (written apart from the export)."""
+    pseudo = {"AWS::AccountId": "123456789012", "AWS::Region": "us-west-2", "AWS::URLSuffix": "amazonaws.com"}
     if isinstance(part, str):
         return part
-    if part == {"Ref": "AWS::Region"}:
-        return "us-west-2"
+    if "Ref" in part:
+        return pseudo[part["Ref"]]
     if "Fn::Sub" in part:
-        pseudo = {"AWS::AccountId": "123456789012", "AWS::Region": "us-west-2", "AWS::URLSuffix": "amazonaws.com"}
         text = part["Fn::Sub"]
         for name, value in pseudo.items():
             text = text.replace("${" + name + "}", value)
@@ -476,3 +476,20 @@ def test_a_manifest_that_is_not_cdk_json_is_an_export_error_not_a_traceback():
     assembly = Assembly(templates={"w": {"Resources": {"M": bad}}}, dependencies={"w": ()})
     with pytest.raises(ExportError, match="w/M: its manifest or values are not JSON CDK writes"):
         export(assembly, ["w"], DeployTimeValues())
+
+
+def test_every_config_of_the_repo_exports_whole_and_in_order(any_app):
+    """Every example and the default, from the session's own synth: the export holds each object the workloads
+    stacks apply, one Application per release, and every CDK dependency is an earlier wave."""
+    assert any_app.directory is not None
+    assembly = Assembly.read(any_app.directory)
+    stacks = [name for name in any_app.templates if "-workloads" in name]
+    if not stacks:
+        pytest.skip("this config has no workloads stack")
+    result = export(assembly, stacks, _values(assembly))
+    written = {_identity(f.document) for f in result.files if f.document["kind"] != "Application"}
+    assert written == {_identity(o) for o in _applied_objects(assembly, stacks)}
+    releases = [r for s in stacks for r in assembly.templates[s]["Resources"].values() if r["Type"] == HELM_TYPE]
+    assert len([f for f in result.files if f.document["kind"] == "Application"]) == len(releases)
+    for step, earlier in _closure(assembly, stacks).items():
+        assert all(result.waves[d] < result.waves[step] for d in earlier), step
