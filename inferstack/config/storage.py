@@ -131,8 +131,25 @@ class FsxDeploymentType(StrEnum):
 _THROUGHPUT = {FsxDeploymentType.PERSISTENT_2: (125, 250, 500, 1000)}
 
 
+class ExistingFsxConfig(StrictModel):
+    """An FSx for Lustre file system you run already: inferstack mounts it and lets the cluster's nodes reach it,
+    and never creates, changes or deletes it."""
+
+    file_system_id: str = Field(pattern=r"^fs-[0-9a-f]{8,17}$")
+    """Its id, e.g. ``fs-0123456789abcdef0``."""
+    dns_name: str = Field(pattern=r"^fs-[0-9a-f]{8,17}\.fsx\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$")
+    """Its DNS name, e.g. ``fs-0123456789abcdef0.fsx.us-west-2.amazonaws.com`` (``aws fsx describe-file-systems``:
+    ``DNSName``)."""
+    mount_name: str = Field(pattern=r"^[a-z0-9]{1,32}$")
+    """Its Lustre mount name (``LustreConfiguration.MountName``; ``fsx`` for SCRATCH_1 file systems)."""
+    security_group_id: str = Field(pattern=r"^sg-[0-9a-f]{8,17}$")
+    """The security group of its network interfaces: inferstack adds ingress on Lustre's ports (988, 1018–1023)
+    from the cluster's nodes to it."""
+
+
 class FsxConfig(StrictModel):
-    """FSx for Lustre pre-caching the models of the bucket, for the largest models (same AZ as the GPUs)."""
+    """FSx for Lustre pre-caching the models of the bucket, for the largest models (same AZ as the GPUs): one
+    inferstack creates (and retains), or one you run already (``existing``)."""
 
     deployment_type: FsxDeploymentType = FsxDeploymentType.PERSISTENT_2
     """FSx for Lustre deployment type. Default PERSISTENT_2 (data repository associations, durable)."""
@@ -146,6 +163,22 @@ class FsxConfig(StrictModel):
     """Bucket prefix linked into the file system (data repository association). Default ``models/``."""
     file_system_path: str = "/models"
     """Where that prefix appears in the file system. Default ``/models``."""
+    existing: ExistingFsxConfig | None = None
+    """A file system you run already, instead of one inferstack creates: its ``availability_zone`` is the zone of
+    its subnet, ``file_system_path`` where the models are in it (``import_prefix`` the bucket prefix your data
+    repository association links there, if any); ``deployment_type``, ``storage_capacity_gib`` and
+    ``throughput_per_unit_mib`` are yours to manage and refused here. Default none: inferstack creates one."""
+
+    @model_validator(mode="after")
+    def _existing(self) -> FsxConfig:
+        if self.existing is not None:
+            refuse_unread(
+                self,
+                ("deployment_type", "storage_capacity_gib", "throughput_per_unit_mib"),
+                "for a file system inferstack creates, and fsx.existing names one you run",
+                "manage it on your file system",
+            )
+        return self
 
     @field_validator("import_prefix")
     @classmethod

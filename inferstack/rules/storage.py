@@ -11,13 +11,14 @@ from inferstack.config.model import InferstackConfig
 from inferstack.config.storage import FsxDeploymentType
 from inferstack.config.workloads import ModelConfig, ModelSourceType, WorkloadBase
 from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
-from inferstack.rules.base import Finding, Rule
+from inferstack.rules.base import Finding, Rule, Severity
 
 BACKEND = "MODEL-SOURCE-BACKEND"
 FSX_AZ = "FSX-AZ"
 PREFIX = "MODEL-PREFIX"
 HF_TOKEN = "HF-TOKEN"  # noqa: S105 - a rule id, not a secret
 DISK = "MODEL-DISK"
+FSX_EXISTING_SYNC = "FSX-EXISTING-SYNC"
 FSX_SCRATCH_SYNC = "FSX-SCRATCH-SYNC"
 #: Node disk not available to pods, GiB: the OS, kubelet and container images (the vLLM image alone unpacks to
 #: ~20 GiB). An estimate; with kubelet's default eviction at 10 % free nodefs, see :func:`usable_disk_gib`.
@@ -225,6 +226,26 @@ def check_scratch_sync(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def check_existing_sync(config: InferstackConfig) -> Iterator[Finding]:
+    """On a file system you run (``storage.fsx.existing``) inferstack links no data repository association: a model
+    the sync Job copies into the bucket reaches it only through one of yours."""
+    fsx = config.storage.fsx
+    if fsx is None or fsx.existing is None:
+        return
+    for path, _, workload, model in _models(config):
+        if model.source.type is ModelSourceType.FSX and getattr(workload, "sync_model", False):
+            yield Finding(
+                rule=FSX_EXISTING_SYNC,
+                path=f"{path}.sync_model",
+                message=f"{model.id} is synced into the bucket under {fsx.import_prefix}, but on the existing file "
+                f"system {fsx.existing.file_system_id} inferstack links no data repository association: it appears "
+                f"under {fsx.file_system_path} only if yours links that prefix there with automatic import",
+                fix="acknowledge with your file system's association named, or put the weights on the file system "
+                "yourself and set sync_model: false",
+                severity=Severity.WARNING,
+            )
+
+
 RULES = (
     Rule(id=BACKEND, title="Every model source has its storage backend", check=check_backend, acknowledgeable=False),
     Rule(id=FSX_AZ, title="FSx in the zone of the pools that mount it", check=check_fsx_zone),
@@ -232,4 +253,9 @@ RULES = (
     Rule(id=HF_TOKEN, title="Gated models come with a Hugging Face token", check=check_token),
     Rule(id=DISK, title="Models downloaded at start fit the cache volume and the node's disk", check=check_disk),
     Rule(id=FSX_SCRATCH_SYNC, title="Synced models reach FSx only with automatic import", check=check_scratch_sync),
+    Rule(
+        id=FSX_EXISTING_SYNC,
+        title="Synced models reach an existing FSx only through its own data repository association",
+        check=check_existing_sync,
+    ),
 )

@@ -23,7 +23,14 @@ from constructs import Construct
 
 from inferstack.catalog.models import TOKENIZER_FILES
 from inferstack.catalog.versions import STORAGE_ADDON_SERVICE_ACCOUNTS, STORAGE_ADDONS
-from inferstack.config.storage import BucketEncryption, FsxConfig, FsxDeploymentType, ModelBucketConfig, StorageConfig
+from inferstack.config.storage import (
+    BucketEncryption,
+    ExistingFsxConfig,
+    FsxConfig,
+    FsxDeploymentType,
+    ModelBucketConfig,
+    StorageConfig,
+)
 from inferstack.constructs.model_sync import MODEL_SYNC_IMAGE_DIR
 from inferstack.plan import ResolvedWorkload
 from inferstack.stacks.cluster_refs import cluster_security_group_id
@@ -99,9 +106,15 @@ class StorageStack(cdk.Stack):
             self.bucket = self._model_bucket(storage.model_bucket)
         self._exports: dict[str, str] = {}
         self._sync_image: ecr_assets.DockerImageAsset | None = None
-        self.file_system: fsx.LustreFileSystem | None = None
-        if storage.fsx is not None:
-            self.file_system = self._file_system(storage.fsx, vpc)
+        self.file_system: fsx.IFileSystem | None = None
+        self.fsx_mount_name: str | None = None
+        """The Lustre mount name of :attr:`file_system` (an imported file system has no attribute for it)."""
+        if storage.fsx is not None and storage.fsx.existing is not None:
+            self.file_system = self._existing_file_system(storage.fsx.existing)
+            self.fsx_mount_name = storage.fsx.existing.mount_name
+        elif storage.fsx is not None:
+            created = self._file_system(storage.fsx, vpc)
+            self.file_system, self.fsx_mount_name = created, created.mount_name
         self._outputs()
         self.addons: dict[str, eks.Addon] = {}
         self.install_csi_drivers = storage.install_csi_drivers
@@ -201,7 +214,7 @@ class StorageStack(cdk.Stack):
             cdk.CfnOutput(self, "ModelBucketName", value=self.bucket.bucket_name, description="The model bucket")
         if self.file_system is not None:
             cdk.CfnOutput(self, "FsxFileSystemId", value=self.file_system.file_system_id, description="FSx for Lustre")
-            cdk.CfnOutput(self, "FsxMountName", value=self.file_system.mount_name, description="Its Lustre mount name")
+            cdk.CfnOutput(self, "FsxMountName", value=self.fsx_mount_name or "", description="Its Lustre mount name")
 
     def _export(self, name: str, value: str) -> str:
         """Export ``value`` from this stack under ``<stack>-<name>`` (once) and return the export name."""
@@ -355,6 +368,24 @@ class StorageStack(cdk.Stack):
         return statements
 
     # -- FSx for Lustre ------------------------------------------------------------------------------------------
+    def _existing_file_system(self, existing: ExistingFsxConfig) -> fsx.IFileSystem:
+        """The file system you run (``storage.fsx.existing``), imported; its security group admits Lustre from the
+        cluster's nodes (ingress rules of this stack on your group: removed with the stack, nothing else of the
+        file system is touched)."""
+        group = ec2.SecurityGroup.from_security_group_id(
+            self, "FsxSecurityGroup", existing.security_group_id, mutable=True, allow_all_outbound=False
+        )
+        nodes = ec2.Peer.security_group_id(cluster_security_group_id(self.cluster))
+        group.add_ingress_rule(nodes, ec2.Port.tcp(988), "Lustre from cluster nodes")
+        group.add_ingress_rule(nodes, ec2.Port.tcp_range(1018, 1023), "Lustre from cluster nodes")
+        return fsx.LustreFileSystem.from_lustre_file_system_attributes(
+            self,
+            "FileSystem",
+            dns_name=existing.dns_name,
+            file_system_id=existing.file_system_id,
+            security_group=group,
+        )
+
     def _file_system(self, config: FsxConfig, vpc: ec2.IVpc) -> fsx.LustreFileSystem:
         subnet = zone_subnet(vpc, config.availability_zone, self.zones, "StorageStack: fsx.availability_zone")
         group = ec2.SecurityGroup(

@@ -65,7 +65,7 @@ def storage_refs(plan: WorkloadsPlan, storage: StorageStack | None) -> StorageRe
         bucket=storage.bucket.bucket_name if storage.bucket is not None else None,
         fsx_id=file_system.file_system_id if file_system is not None else None,
         fsx_dns_name=file_system.dns_name if file_system is not None else None,
-        fsx_mount_name=file_system.mount_name if file_system is not None else None,
+        fsx_mount_name=storage.fsx_mount_name,
         fsx_import_prefix=fsx.import_prefix if fsx else "models/",
         fsx_path=fsx.file_system_path if fsx else "/models",
         mount_cache_gib=plan.storage.mount_cache_gib,

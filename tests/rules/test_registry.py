@@ -43,6 +43,13 @@ BASE: dict[str, Any] = {
     "workloads": [{"name": "qwen", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}}],
 }
 GPU_POOL = 1  # index of the "gpu" pool in BASE's karpenter_pools
+#: A file system the user runs (storage.fsx.existing).
+EXISTING = {
+    "file_system_id": "fs-0123456789abcdef0",
+    "dns_name": "fs-0123456789abcdef0.fsx.us-west-2.amazonaws.com",
+    "mount_name": "abcdefgh",
+    "security_group_id": "sg-0123456789abcdef0",
+}
 
 P5_EFA_GROUP = {"name": "p5", "instance_type": "p5.48xlarge", "efa": True, "availability_zone": 0}
 CAPACITY_BLOCK_GROUP = {
@@ -120,6 +127,7 @@ UPSTREAM_IMAGE = "vllm/vllm-openai:v0.31.0"
 WARNING_RULES = frozenset(
     {
         "ENGINE-FLAGS-UNVERIFIED",
+        "FSX-EXISTING-SYNC",
         "MULTINODE-ZONE",
         "MULTINODE-EFA",
         "MULTINODE-EFA-IMAGE",
@@ -269,6 +277,14 @@ CASES: dict[str, tuple[dict, dict]] = {
         merge(workload(**FROM_FSX), gpu_pool(availability_zone=0)),
         {"storage": {"fsx": {"availability_zone": 1}}},
         {"storage": {"fsx": {"availability_zone": 0}}},
+    ),
+    "FSX-EXISTING-SYNC": case(
+        merge(
+            workload(**FROM_FSX),
+            merge(gpu_pool(availability_zone=0), {"storage": {"fsx": {"availability_zone": 0, "existing": EXISTING}}}),
+        ),
+        {},  # the default sync_model: true
+        workload(sync_model=False),
     ),
     "FSX-SCRATCH-SYNC": case(
         merge(
