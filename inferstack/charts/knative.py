@@ -32,6 +32,15 @@ SERVING_DEPLOYMENTS = (
 )
 
 
+#: Serving's and Kourier's PodDisruptionBudgets (minAvailable 80 %: 2-serving-core.yaml, kourier.yaml at
+#: knative-v1.21.1). Kubernetes rounds a percentage up, so 80 % of one or two replicas evicts none: a node drain
+#: (a system node group's upgrade) would wait forever.
+KNATIVE_PDBS = ("activator-pdb", "webhook-pdb", "3scale-kourier-gateway-pdb")
+#: Replicas of Serving's control plane and Kourier (``spec.high-availability``; pkg/reconciler/common/ha.go sets
+#: every Deployment's replicas, and the activator HPA's minimum).
+HA_REPLICAS = 2
+
+
 def knative_serving_spec(knative: KnativeServingConfig, node_selector: dict[str, str]) -> dict[str, Any]:
     """The ``KnativeServing`` spec: Serving ``knative.version`` (the operator installs the newest patch it carries:
     operator v1.21.1 bundles 1.21.0 and 1.21.1), Kourier with its ``kourier`` gateway Service cluster-internal
@@ -39,7 +48,9 @@ def knative_serving_spec(knative: KnativeServingConfig, node_selector: dict[str,
     clients use ``kourier-internal``), Kourier as the ingress class (the operator does not set it; Serving's
     default is Istio's), the pod-spec features (knative/operator knative-v1.21.1:
     pkg/reconciler/knativeserving/ingress/kourier.go reads ``service-type``), and every Deployment of
-    :data:`SERVING_DEPLOYMENTS` on ``node_selector`` (the operator sets no placement of its own)."""
+    :data:`SERVING_DEPLOYMENTS` on ``node_selector`` (the operator sets no placement of its own); two replicas of
+    each with the PDBs of :data:`KNATIVE_PDBS` at ``minAvailable: 1``, so a drain evicts one at a time instead of
+    none (pkg/reconciler/common/poddisruptionbudget_override.go applies ``podDisruptionBudgets``)."""
     if knative.ingress is not KnativeIngress.KOURIER:
         raise ValueError(f"inferstack installs Knative Serving with Kourier, not {knative.ingress.value!r}")
     return {
@@ -47,6 +58,8 @@ def knative_serving_spec(knative: KnativeServingConfig, node_selector: dict[str,
         "ingress": {"kourier": {"enabled": True, "service-type": "ClusterIP"}},
         "config": {"network": {"ingress-class": KOURIER_INGRESS_CLASS}, "features": dict(PODSPEC_FEATURES)},
         "workloads": [{"name": name, "nodeSelector": dict(node_selector)} for name in SERVING_DEPLOYMENTS],
+        "high-availability": {"replicas": HA_REPLICAS},
+        "podDisruptionBudgets": [{"name": name, "minAvailable": 1} for name in KNATIVE_PDBS],
     }
 
 

@@ -11,6 +11,7 @@ import pytest
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import HELM_CHARTS, IMAGES
 from inferstack.charts.knative import (
+    KNATIVE_PDBS,
     KOURIER_INGRESS_CLASS,
     PODSPEC_FEATURES,
     SERVING_DEPLOYMENTS,
@@ -79,6 +80,9 @@ def test_knative_serving_comes_with_kourier_internal_and_the_podspec_features(sy
     # every Deployment of Serving 1.21 and Kourier on the system nodes (the operator places none)
     assert [w["name"] for w in spec["workloads"]] == list(SERVING_DEPLOYMENTS)
     assert all(w["nodeSelector"] == {POOL_LABEL: SYSTEM_POOL} for w in spec["workloads"])
+    # 80 % of one or two replicas evicts none: two replicas, and each PDB lets one go
+    assert spec["high-availability"] == {"replicas": 2}
+    assert {p["name"]: p["minAvailable"] for p in spec["podDisruptionBudgets"]} == dict.fromkeys(KNATIVE_PDBS, 1)
     assert any(o["kind"] == "Namespace" and o["metadata"]["name"] == "knative-serving" for o in objects)
 
 
