@@ -206,6 +206,13 @@ def _neuron_disk(
         )
 
 
+def _synced_to_fsx(config: InferstackConfig) -> Iterator[tuple[str, ModelConfig]]:
+    """``(workload path, model)`` of each ``fsx`` model whose workload syncs it into the bucket first."""
+    for path, _, workload, model in _models(config):
+        if model.source.type is ModelSourceType.FSX and getattr(workload, "sync_model", False):
+            yield path, model
+
+
 def check_scratch_sync(config: InferstackConfig) -> Iterator[Finding]:
     """A ``SCRATCH_2`` file system imports the bucket once, when it is created (``ImportPath`` without
     ``AutoImportPolicy``; stacks/storage.py links a data repository association with auto-import to
@@ -213,17 +220,16 @@ def check_scratch_sync(config: InferstackConfig) -> Iterator[Finding]:
     fsx = config.storage.fsx
     if fsx is None or fsx.deployment_type is not FsxDeploymentType.SCRATCH_2:
         return
-    for path, _, workload, model in _models(config):
-        if model.source.type is ModelSourceType.FSX and getattr(workload, "sync_model", False):
-            yield Finding(
-                rule=FSX_SCRATCH_SYNC,
-                path=f"{path}.sync_model",
-                message=f"{model.id} is synced into the bucket, but storage.fsx is SCRATCH_2, which imports the bucket "
-                "only when the file system is created: the synced model never appears on FSx",
-                fix="use storage.fsx.deployment_type: PERSISTENT_2 (a data repository association with automatic "
-                "import), or copy the weights into the bucket before the file system is created and set "
-                "sync_model: false",
-            )
+    for path, model in _synced_to_fsx(config):
+        yield Finding(
+            rule=FSX_SCRATCH_SYNC,
+            path=f"{path}.sync_model",
+            message=f"{model.id} is synced into the bucket, but storage.fsx is SCRATCH_2, which imports the bucket "
+            "only when the file system is created: the synced model never appears on FSx",
+            fix="use storage.fsx.deployment_type: PERSISTENT_2 (a data repository association with automatic "
+            "import), or copy the weights into the bucket before the file system is created and set "
+            "sync_model: false",
+        )
 
 
 def check_existing_sync(config: InferstackConfig) -> Iterator[Finding]:
@@ -232,18 +238,17 @@ def check_existing_sync(config: InferstackConfig) -> Iterator[Finding]:
     fsx = config.storage.fsx
     if fsx is None or fsx.existing is None:
         return
-    for path, _, workload, model in _models(config):
-        if model.source.type is ModelSourceType.FSX and getattr(workload, "sync_model", False):
-            yield Finding(
-                rule=FSX_EXISTING_SYNC,
-                path=f"{path}.sync_model",
-                message=f"{model.id} is synced into the bucket under {fsx.import_prefix}, but on the existing file "
-                f"system {fsx.existing.file_system_id} inferstack links no data repository association: it appears "
-                f"under {fsx.file_system_path} only if yours links that prefix there with automatic import",
-                fix="acknowledge with your file system's association named, or put the weights on the file system "
-                "yourself and set sync_model: false",
-                severity=Severity.WARNING,
-            )
+    for path, model in _synced_to_fsx(config):
+        yield Finding(
+            rule=FSX_EXISTING_SYNC,
+            path=f"{path}.sync_model",
+            message=f"{model.id} is synced into the bucket under {fsx.import_prefix}, but on the existing file "
+            f"system {fsx.existing.file_system_id} inferstack links no data repository association: it appears "
+            f"under {fsx.file_system_path} only if yours links that prefix there with automatic import",
+            fix="acknowledge with your file system's association named, or put the weights on the file system "
+            "yourself and set sync_model: false",
+            severity=Severity.WARNING,
+        )
 
 
 RULES = (

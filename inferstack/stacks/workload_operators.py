@@ -51,6 +51,26 @@ def webhook_ready(
     fail-closed webhook refuses every object until then, and the aws-eks-v2 apply handler does not retry a refused
     call. Polls ``.webhooks[0].clientConfig.caBundle`` for up to 10 minutes. Handed to GitOps: nothing (its
     sync waves order the objects; :mod:`inferstack.stacks.delivery`)."""
+    return wait_for_object(
+        scope, construct_id, cluster, object_type, name, ".webhooks[0].clientConfig.caBundle", after=after
+    )
+
+
+def wait_for_object(
+    scope: Construct,
+    construct_id: str,
+    cluster: eks.ICluster,
+    object_type: str,
+    name: str,
+    json_path: str,
+    *,
+    after: Construct,
+    namespace: str | None = None,
+    minutes: int = 10,
+) -> Construct:
+    """Complete once ``json_path`` of object ``object_type/name`` (applied by ``after``) has a value, polling for
+    up to ``minutes`` (default 10). Handed to GitOps: nothing (its sync waves order the objects;
+    :mod:`inferstack.stacks.delivery`)."""
     if handed_to_gitops(scope):
         return HandedToGitOps(scope, construct_id)
     ready = eks.KubernetesObjectValue(
@@ -59,8 +79,9 @@ def webhook_ready(
         cluster=cluster,
         object_type=object_type,
         object_name=name,
-        json_path=".webhooks[0].clientConfig.caBundle",
-        timeout=Duration.minutes(10),
+        object_namespace=namespace,
+        json_path=json_path,
+        timeout=Duration.minutes(minutes),
     )
     ready.node.add_dependency(after)
     return ready
@@ -341,20 +362,17 @@ def add_knative_serving(scope: Construct, cluster: eks.ICluster, knative: Knativ
         KnativeServingChart(cdk8s.App(), "knative-serving", knative, {POOL_LABEL: SYSTEM_POOL}),
     )
     serving.node.add_dependency(operator)
-    if handed_to_gitops(scope):
-        return HandedToGitOps(scope, "KnativeServingReady")
-    ready = eks.KubernetesObjectValue(
+    return wait_for_object(
         scope,
         "KnativeServingReady",
-        cluster=cluster,
-        object_type="knativeserving",
-        object_name=KNATIVE_SERVING_NAME,
-        object_namespace=KNATIVE_NAMESPACE,
-        json_path=".status.version",
-        timeout=Duration.minutes(15),
+        cluster,
+        "knativeserving",
+        KNATIVE_SERVING_NAME,
+        ".status.version",
+        after=serving,
+        namespace=KNATIVE_NAMESPACE,
+        minutes=15,
     )
-    ready.node.add_dependency(serving)
-    return ready
 
 
 def add_kserve(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct:
