@@ -1,7 +1,17 @@
 """OllamaChart: the ``ollama`` kind — an Ollama server on the shared serving pod with a persistent model volume:
-``ollama serve`` on 11434, the models pulled by a postStart hook once the server answers (probes wait for it; the
-upstream otwld chart does the same), health on ``GET /``. One pod owns the ReadWriteOnce volume, so pods are
-replaced by stopping the old one first."""
+``ollama serve`` on 11434, health on ``GET /``. One pod owns the ReadWriteOnce volume, so pods are replaced by
+stopping the old one first.
+
+The models are pulled by an init container (``pull-models``: a second ``ollama serve`` bound to 127.0.0.1, then
+``ollama pull`` of each model), and the serving container mounts the model volume **read-only**: Ollama's pull,
+create, copy and delete API (``/api/pull``, ``/api/create``, ``/api/blobs``, ``/api/copy``, ``/api/delete``) share
+the serving port with the chat API, and NetworkPolicies cannot tell them apart (L4), so on the serving pod they fail
+on the read-only store instead — a client can neither replace nor delete a model. Read at ollama/ollama v0.32.15:
+every write to the store is one of those handlers (``manifest/layer.go``, ``manifest/manifest.go``,
+``server/download.go``, ``server/images.go``, ``server/create.go``); at start ``Serve`` only creates
+``blobs/``/``manifests/`` when missing (``manifest/paths.go``, ``os.MkdirAll`` — the pull made them) and prunes
+unless ``OLLAMA_NOPRUNE`` (``server/routes.go:1963``), which the serving container sets; the model recommendations
+snapshot goes under HOME (``server/model_recommendations.go``)."""
 
 from __future__ import annotations
 
@@ -13,8 +23,10 @@ from cdk8s_plus_36 import k8s
 from inferstack.charts.engine import engine_placement
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.ollama import OllamaWorkloadConfig
+from inferstack.constructs.batch import hardened
 from inferstack.constructs.engine import EngineServer, EngineSpec
-from inferstack.constructs.pod.mounts import Mount
+from inferstack.constructs.pod import SERVING_UID
+from inferstack.constructs.pod.mounts import Mount, empty_dir, volume_mounts
 from inferstack.plan import ResolvedWorkload
 
 PORT = 11434
@@ -23,10 +35,51 @@ HOME = "/home/ollama"
 MODELS = "/ollama/models"
 
 
+#: Where the init container's own server listens: the pod's loopback only (the serving container is not started yet).
+PULL_HOST = f"127.0.0.1:{PORT}"
+
+
 def pull_command(models: tuple[str, ...]) -> list[str]:
-    """The postStart hook: wait until the server answers, then pull each model (the CLI talks to OLLAMA_HOST)."""
+    """The init container: start a server on the loopback, wait until it answers (or fail if it exits), pull each
+    model (the CLI talks to ``OLLAMA_HOST``), stop the server and exit with the pulls' status."""
     pulls = " && ".join(f"/bin/ollama pull {shlex.quote(model)}" for model in models)
-    return ["/bin/sh", "-c", f"until /bin/ollama ps >/dev/null 2>&1; do sleep 2; done; {pulls}"]
+    return [
+        "/bin/sh",
+        "-c",
+        "/bin/ollama serve & server=$!; "
+        'until /bin/ollama ps >/dev/null 2>&1; do kill -0 "$server" || exit 1; sleep 1; done; '
+        f'{pulls}; status=$?; kill "$server"; wait "$server"; exit "$status"',
+    ]
+
+
+def pull_container(image: str, models: tuple[str, ...], store: k8s.Volume) -> k8s.Container:
+    """``pull-models``: the only container that writes the model store (``store``, mounted read-write). Non-root
+    (the serving uid), no GPU (``NVIDIA_VISIBLE_DEVICES=void``: the image sets ``all``, which would otherwise expose
+    the node's GPUs to a container that requests none)."""
+    env = {
+        "OLLAMA_HOST": PULL_HOST,
+        "OLLAMA_MODELS": MODELS,
+        "HOME": HOME,
+        "NVIDIA_VISIBLE_DEVICES": "void",
+    }
+    return k8s.Container(
+        name="pull-models",
+        image=image,
+        command=pull_command(models),
+        env=[k8s.EnvVar(name=k, value=v) for k, v in env.items()],
+        security_context=hardened(SERVING_UID),
+        resources=k8s.ResourceRequirements(
+            requests={"cpu": k8s.Quantity.from_string("500m"), "memory": k8s.Quantity.from_string("512Mi")},
+            limits={"memory": k8s.Quantity.from_string("2Gi")},
+        ),
+        volume_mounts=volume_mounts(
+            [
+                Mount(path=MODELS, volume=store),
+                Mount(path=HOME, volume=empty_dir("home")),
+                Mount(path="/tmp", volume=empty_dir("tmp")),  # noqa: S108 - a pod-local emptyDir
+            ]
+        ),
+    )
 
 
 class OllamaChart(WorkloadChart):
@@ -59,6 +112,7 @@ class OllamaChart(WorkloadChart):
             "OLLAMA_MODELS": MODELS,
             "OLLAMA_KEEP_ALIVE": workload.keep_alive,
             "OLLAMA_NUM_PARALLEL": str(workload.num_parallel),
+            "OLLAMA_NOPRUNE": "true",  # the store is read-only here: pruning is the init container's
         }
         if workload.context_length is not None:
             env["OLLAMA_CONTEXT_LENGTH"] = str(workload.context_length)
@@ -73,7 +127,6 @@ class OllamaChart(WorkloadChart):
             home=HOME,
             user="ollama",
             env=[k8s.EnvVar(name=k, value=v) for k, v in env.items()],
-            post_start=pull_command(workload.models),
             recreate=True,
         )
         placement = engine_placement(self, resolved, refs)
@@ -82,7 +135,8 @@ class OllamaChart(WorkloadChart):
         )
         placement = dataclasses.replace(
             placement,
-            mounts=[Mount(path=MODELS, volume=volume)],
+            mounts=[Mount(path=MODELS, volume=volume, read_only=True)],
+            init_containers=[*placement.init_containers, pull_container(resolved.image, workload.models, volume)],
             monitoring=False,
         )
         self.server = EngineServer(self, "ollama", spec, placement, owner=f"OllamaServer {workload.name!r}")

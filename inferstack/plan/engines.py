@@ -16,7 +16,7 @@ from inferstack.plan import ResolvedPool, ResolvedWorkload, Role, server_role, w
 from inferstack.plan.names import server_service_account
 from inferstack.plan.placement import pod_plan
 
-#: Ollama's start after its postStart pull: the server loads a model on the first request, seconds.
+#: Ollama's start once its init container pulled the models: the server loads a model on the first request, seconds.
 OLLAMA_START_SECONDS = 120
 
 

@@ -105,11 +105,60 @@ class TestOllama:
         mounts = {m["name"]: m["mountPath"] for m in container(manifest)["volumeMounts"]}
         assert env["OLLAMA_MODELS"] == mounts["models"] and env["OLLAMA_HOST"] == "0.0.0.0:11434"
 
-    def test_models_are_pulled_once_the_server_answers(self, objects):
-        c = container(objects["ollama-cpu"])
-        script = c["lifecycle"]["postStart"]["exec"]["command"][-1]
-        assert script.startswith("until /bin/ollama ps")
+    def test_models_are_pulled_by_an_init_container_on_the_loopback(self, objects):
+        pod = of_kind(objects["ollama-cpu"], "Deployment")["spec"]["template"]["spec"]
+        (pull,) = [c for c in pod["initContainers"] if c["name"] == "pull-models"]
+        script = pull["command"][-1]
         assert "/bin/ollama pull qwen3:4b && /bin/ollama pull llama3.2:3b" in script
+        env = {e["name"]: e["value"] for e in pull["env"]}
+        assert env["OLLAMA_HOST"] == "127.0.0.1:11434"  # its server is never reachable from outside the pod
+        assert env["NVIDIA_VISIBLE_DEVICES"] == "void"  # the image's `all` would hand it the node's GPUs
+        assert env["OLLAMA_MODELS"] == "/ollama/models"
+        assert pull["image"] == container(objects["ollama-cpu"])["image"]
+        assert pull["securityContext"]["runAsNonRoot"] is True
+        assert "postStart" not in container(objects["ollama-cpu"]).get("lifecycle", {})
+
+    def test_only_the_pull_writes_the_model_store(self, objects):
+        """Ollama's pull/create/copy/delete API shares the serving port (L4 policies cannot split it): on the serving
+        container the store is read-only, so those handlers fail instead of replacing or deleting a model."""
+        pod = of_kind(objects["ollama-cpu"], "Deployment")["spec"]["template"]["spec"]
+        writable = {
+            c["name"]
+            for c in [*pod["initContainers"], *pod["containers"]]
+            for m in c.get("volumeMounts", [])
+            if m["name"] == "models" and not m.get("readOnly")
+        }
+        assert writable == {"pull-models"}
+        env = {e["name"]: e.get("value") for e in container(objects["ollama-cpu"])["env"]}
+        assert env["OLLAMA_NOPRUNE"] == "true"  # Serve prunes the store at start otherwise (routes.go:1963)
+
+    @pytest.mark.parametrize(("pulls", "status"), [(("ok:1", "ok:2"), 0), (("ok:1", "missing:1"), 1)])
+    def test_the_pull_script_waits_pulls_stops_the_server_and_reports(self, tmp_path, pulls, status):
+        """The init container's shell, run against a stand-in ``ollama``: it waits for the server, pulls in order,
+        stops the server and exits with the pulls' status (a failed pull fails the pod, never serves half a set)."""
+        import subprocess
+
+        from inferstack.charts.ollama import pull_command
+
+        log = tmp_path / "log"
+        fake = tmp_path / "ollama"
+        fake.write_text(
+            "#!/bin/sh\n"
+            f'log="{log}"\n'
+            'case "$1" in\n'
+            '  serve) trap \'echo stopped >> "$log"; exit 0\' TERM; echo serving >> "$log";'
+            " while :; do sleep 0.1; done ;;\n"
+            '  ps) grep -q serving "$log" ;;\n'
+            '  pull) echo "pull $2" >> "$log"; case "$2" in missing*) exit 1 ;; esac ;;\n'
+            "esac\n"
+        )
+        fake.chmod(0o755)
+        command = [part.replace("/bin/ollama", str(fake)) for part in pull_command(pulls)]
+        result = subprocess.run(command, timeout=30, check=False)
+        assert result.returncode == status
+        lines = log.read_text().split()
+        assert lines[0] == "serving" and lines[-1] == "stopped"
+        assert [w for w in lines if ":" in w] == list(pulls)
 
     def test_health_and_no_metrics(self, objects):
         c = container(objects["ollama-cpu"])

@@ -105,8 +105,8 @@ class EngineSpec:
     """The pods' terminationGracePeriodSeconds: time for the preStop and the engine's drain before SIGKILL, seconds.
     Default 120."""
     post_start: Sequence[str] = ()
-    """A postStart exec command run in the container once it started (probes wait for it), e.g. pulling Ollama's
-    models. Default none."""
+    """A postStart exec command run in the container once it started (probes wait for it), e.g. warming a cache.
+    Default none."""
     run_as_image_user: bool = False
     """Run as the image's own user (root for images without ``USER``) instead of uid 1000, for images whose
     runtime lives under ``/root``. Still no privilege escalation and no capabilities. Default False."""
