@@ -21,7 +21,13 @@ imported by the tests and the CLI only. Importing this package registers the bui
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+# Node 20 (the toolchain's) is past jsii's end of life: without this, the first jsii assembly this package loads
+# prints an eleven-line banner on stderr before any output of the CLI or of a team's app. Only that banner, only for
+# Node 20, and only when the variable is not set already (as app.py does).
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 from inferstack import kinds as _built_in_kinds  # noqa: F401 - registers the built-in kinds
 from inferstack.config import ConfigError, InferstackConfig, load_config, parse_config

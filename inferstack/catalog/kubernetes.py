@@ -58,6 +58,19 @@ KNATIVE_LOCAL_GATEWAYS = {"kourier": "kourier-internal", "istio": "knative-local
 #: AIBrix's control plane (v0.7.0 release manifests: its controller and gateway plugins) and the Envoy Gateway
 #: that runs its proxies, installed by you (``cluster.aibrix``).
 AIBRIX_CONTROLLER_NAMESPACE, AIBRIX_GATEWAY_NAMESPACE = "aibrix-system", "envoy-gateway-system"
+#: AIBrix's Gateway (``config/gateway/gateway.yaml`` at v0.7.0: ``eg`` with the kustomize prefix ``aibrix-``, in
+#: ``aibrix-system``, one HTTP listener on port 80).
+AIBRIX_GATEWAY = "aibrix-eg"
+#: Labels Envoy Gateway puts on the proxy pods and the Service it makes for a Gateway (``gatewayapi.
+#: OwningGatewayNameLabel`` / ``OwningGatewayNamespaceLabel``): how a client finds AIBrix's gateway.
+AIBRIX_GATEWAY_PODS = {
+    "gateway.envoyproxy.io/owning-gateway-name": AIBRIX_GATEWAY,
+    "gateway.envoyproxy.io/owning-gateway-namespace": AIBRIX_CONTROLLER_NAMESPACE,
+}
+#: The proxy's container port for the listener's port 80: Envoy Gateway shifts a privileged listener port by 10000
+#: (``servicePortToContainerPort``, ``wellKnownPortShift``; read in Envoy Gateway's translator source, not at the
+#: v1.2.8 tag AIBrix pins (?)), so the proxy runs without CAP_NET_BIND_SERVICE.
+AIBRIX_GATEWAY_SERVICE_PORT, AIBRIX_GATEWAY_POD_PORT = 80, 10080
 
 #: Namespace → what lives there: every namespace the platform, an operator inferstack installs, or a control plane
 #: a kind relies on uses. Never a workload namespace: a workload there would relabel it for Pod Security (breaking

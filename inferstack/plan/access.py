@@ -12,7 +12,14 @@ import json
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from inferstack.catalog.kubernetes import KNATIVE_LOCAL_GATEWAYS
+from inferstack.catalog.kubernetes import (
+    AIBRIX_CONTROLLER_NAMESPACE,
+    AIBRIX_GATEWAY,
+    AIBRIX_GATEWAY_NAMESPACE,
+    AIBRIX_GATEWAY_PODS,
+    AIBRIX_GATEWAY_SERVICE_PORT,
+    KNATIVE_LOCAL_GATEWAYS,
+)
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.litellm import LiteLLMWorkloadConfig
 from inferstack.config.model import InferstackConfig
@@ -55,6 +62,9 @@ class Access:
     knative_gateway: tuple[str, str] | None = None
     """(namespace, Service) of Knative's local gateway, for a Knative Service (KServe's Knative mode): its address
     is routed by Host header there, and a port-forward to it (an ExternalName Service) reaches nothing."""
+    aibrix_gateway: bool = False
+    """Clients reach it through AIBrix's gateway only (an AIBrix workload: its pods admit no client, since their
+    serving port also loads LoRA adapters); the gateway routes by the request's ``model``."""
 
 
 def workload_access(config: InferstackConfig) -> list[Access]:
@@ -114,6 +124,7 @@ def workload_access(config: InferstackConfig) -> list[Access]:
                 only_through_gateways=only,
                 key_secret=key,
                 knative_gateway=local,
+                aibrix_gateway=getattr(workload, "aibrix", None) is not None,
             )
         )
     return found
@@ -138,6 +149,13 @@ def _try_it(access: Access) -> list[str]:
             f"-o jsonpath='{{.data.{jsonpath_key(key)}}}' | base64 -d)\""
         )
     forward = f"kubectl -n {access.namespace} port-forward svc/{access.service} {LOCAL_PORT}:{port}"
+    if access.aibrix_gateway:  # Envoy Gateway names its Service with a hash: find it by the owning Gateway's labels
+        selector = ",".join(f"{k}={v}" for k, v in AIBRIX_GATEWAY_PODS.items())
+        forward = (
+            f"kubectl -n {AIBRIX_GATEWAY_NAMESPACE} port-forward "
+            f'"$(kubectl -n {AIBRIX_GATEWAY_NAMESPACE} get svc -l {selector} -o name)" '
+            f"{LOCAL_PORT}:{AIBRIX_GATEWAY_SERVICE_PORT}"
+        )
     if access.knative_gateway is not None:  # Knative routes by Host at its local gateway
         namespace, gateway = access.knative_gateway
         forward = f"kubectl -n {namespace} port-forward svc/{gateway} {LOCAL_PORT}:80"
@@ -164,6 +182,13 @@ def access_report(config: InferstackConfig) -> str:
         lines.append(
             f"  Service {access.service}.{access.namespace}{port}, OpenAI API at {access.path}; model: {served}"
         )
+        if access.aibrix_gateway:
+            lines.append(
+                f"  clients reach it through AIBrix's gateway ({AIBRIX_CONTROLLER_NAMESPACE}/{AIBRIX_GATEWAY}, its"
+                f" proxies in {AIBRIX_GATEWAY_NAMESPACE}), which routes by model and never forwards the LoRA"
+                " load/unload endpoints; the pods admit the gateway, AIBrix's controller, Prometheus and the"
+                " benchmark"
+            )
         if access.only_through_gateways:
             lines.append(
                 f"  clients reach it only through {', '.join(access.gateways)} (its NetworkPolicy admits the"

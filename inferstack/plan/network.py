@@ -10,7 +10,9 @@ Sources, at the pinned versions:
 * the KubeRay operator polls the Ray head's dashboard and Serve endpoints (KubeRay v1.7.0, ray-operator
   ``utils/dashboardclient``), so ``ray_serve`` pods admit its namespace;
 * AIBrix's gateway (Envoy proxies in ``envoy-gateway-system``) routes to the pods directly and its controllers in
-  ``aibrix-system`` scrape them (AIBrix v0.7.0 manifests);
+  ``aibrix-system`` scrape them and load adapters (AIBrix v0.7.0 manifests); an AIBrix workload's clients connect
+  to the gateway's proxies (port 80 of its listener, 10080 on the pods), never to the pods, whose serving port
+  also loads LoRA adapters;
 * Knative's activator (``knative-serving``) proxies the first request of a scaled-to-zero KServe predictor;
 * every pod that reads the bucket with Pod Identity asks the EKS Pod Identity agent on its node
   (``169.254.170.23:80``, host network; the EKS user guide's Pod Identity considerations);
@@ -24,7 +26,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.catalog.kubernetes import KNATIVE_NAMESPACE, PROMETHEUS_NAMESPACE
+from inferstack.catalog.kubernetes import (
+    AIBRIX_GATEWAY_NAMESPACE,
+    AIBRIX_GATEWAY_POD_PORT,
+    AIBRIX_GATEWAY_PODS,
+    KNATIVE_NAMESPACE,
+    PROMETHEUS_NAMESPACE,
+)
 from inferstack.config.kinds import kind_of
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.litellm import DatabaseMode, LiteLLMWorkloadConfig
@@ -80,7 +88,8 @@ class NamespaceFlows:
     namespace_clients: bool = True
     """Pods of the namespace may connect to each other's pods (each workload's ingress still decides)."""
     client_egress: tuple[Peer, ...] = field(default=())
-    """Where else the namespace's clients connect: the Knative gateway and activator of its Knative predictors."""
+    """Where else the namespace's clients connect: the Knative gateway and activator of its Knative predictors,
+    AIBrix's gateway proxies for its AIBrix workloads."""
     batch: tuple[str, ...] = field(default=())
     """``app.kubernetes.io/component`` values of its one-off Jobs (``model-sync``, ``neuron-compile``)."""
     batch_egress: tuple[Peer, ...] = field(default=())
@@ -136,6 +145,14 @@ def _to_knative(config: InferstackConfig, target: ResolvedWorkload) -> list[Peer
     gateway = _knative_gateway(config)
     activator = Peer(namespace=KNATIVE_NAMESPACE, ports=KNATIVE_ACTIVATOR_PORTS)
     return [activator, *([Peer(namespace=gateway, ports=KNATIVE_GATEWAY_PORTS)] if gateway else [])]
+
+
+def _to_aibrix(target: ResolvedWorkload) -> list[Peer]:
+    """Egress a caller of ``target`` needs when it has AIBrix: AIBrix's gateway proxies (the pods themselves admit
+    no client: :func:`~inferstack.plan.runtime_paths.vllm_paths`)."""
+    if getattr(target.config, "aibrix", None) is None:
+        return []
+    return [Peer(namespace=AIBRIX_GATEWAY_NAMESPACE, pods=AIBRIX_GATEWAY_PODS, ports=(AIBRIX_GATEWAY_POD_PORT,))]
 
 
 def _gateways(platform: ResolvedPlatform) -> dict[tuple[str, str], list[ResolvedWorkload]]:
@@ -290,7 +307,7 @@ def network_flows(config: InferstackConfig) -> tuple[NamespaceFlows, ...]:
                 namespace=namespace,
                 workloads=flows,
                 namespace_clients=config.network_policies.namespace_clients,
-                client_egress=tuple(p for w in workloads for p in _to_knative(config, w)),
+                client_egress=tuple(p for w in workloads for p in (*_to_knative(config, w), *_to_aibrix(w))),
                 batch=tuple(batch),
                 batch_egress=egress,
             )

@@ -88,7 +88,17 @@ def _hub(workload: ResolvedWorkload) -> bool:
 
 def vllm_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
     """One vLLM server per pod; with AIBrix, its gateway routes in and its controller loads adapters, which vLLM
-    downloads from the Hub."""
+    downloads from the Hub.
+
+    With AIBrix, clients reach the pods through AIBrix's gateway only (``direct_clients`` False): vLLM's runtime LoRA
+    endpoints (``/v1/load_lora_adapter``, ``/v1/unload_lora_adapter``) share the serving port, which a
+    NetworkPolicy cannot split, and the gateway does not forward them — read at vllm-project/aibrix v0.7.0: the
+    model router's HTTPRoute matches only its inference paths (``modelrouter_controller.go:67-79``: completions,
+    chat, responses, messages, embeddings, rerank, classify, generate, audio), as do the install's
+    ``reserved-router`` and metadata routes (``config/gateway/gateway-plugin/gateway-plugin.yaml``), and the gateway
+    plugin answers any other path 501 (``pkg/plugins/gateway/util.go:159-180``); the controller calls the pods
+    directly (``lora_client.go``). A LiteLLM gateway routing to the workload and its benchmark still reach it (they
+    call only inference paths)."""
     config = workload.config
     aibrix = isinstance(config, VllmWorkloadConfig) and config.aibrix is not None
     calls = (
@@ -99,7 +109,13 @@ def vllm_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Runtim
         if aibrix
         else ()
     )
-    return RuntimePaths(serving=(VLLM_PORT,), metrics=(VLLM_PORT,), calls=calls, downloads=_hub(workload) or aibrix)
+    return RuntimePaths(
+        serving=(VLLM_PORT,),
+        metrics=(VLLM_PORT,),
+        calls=calls,
+        direct_clients=not aibrix,
+        downloads=_hub(workload) or aibrix,
+    )
 
 
 def vllm_multinode_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:

@@ -296,6 +296,31 @@ def test_aibrix_adapters_reach_the_hub(aibrix_app):
         assert not connection_allowed(objects, controller, pod, 9999)
 
 
+def test_aibrix_pods_admit_the_gateway_not_the_clients(aibrix_app):
+    """vLLM's runtime LoRA endpoints share the serving port (issue 24 §5): an AIBrix workload's pods admit AIBrix's
+    gateway proxies and controller, not the namespace's clients, who reach the gateway instead (which forwards only
+    inference paths: aibrix v0.7.0 modelrouter_controller.go:67-79, pkg/plugins/gateway/util.go:159-180)."""
+    objects = aibrix_app.kubernetes_objects()
+    platform = resolve(aibrix_app.config)
+    (workload,) = [w for w in platform.workloads if getattr(w.config, "aibrix", None) is not None]
+    client = Pod(workload.namespace, {"app": "client"})
+    proxy = Pod(
+        "envoy-gateway-system",
+        {
+            "app.kubernetes.io/name": "envoy",
+            "gateway.envoyproxy.io/owning-gateway-name": "aibrix-eg",
+            "gateway.envoyproxy.io/owning-gateway-namespace": "aibrix-system",
+        },
+    )
+    other_proxy = Pod("envoy-gateway-system", {"gateway.envoyproxy.io/owning-gateway-name": "someone-elses"})
+    for pod in pods_by_workload(objects)[(workload.namespace, workload.name)]:
+        assert not connection_allowed(objects, client, pod, 8000)
+        assert connection_allowed(objects, proxy, pod, 8000)
+    assert connection_allowed(objects, client, proxy, 10080)  # the listener's port 80 on the proxy pods
+    assert not connection_allowed(objects, client, other_proxy, 10080)
+    assert not connection_allowed(objects, client, proxy, 19000)  # Envoy's admin port
+
+
 def test_pods_without_downloads_get_no_https(s3_mount_app):
     """An s3_mount model is read by the CSI driver on the node: the engine pods reach nothing outside."""
     objects = s3_mount_app.kubernetes_objects()

@@ -29,6 +29,8 @@ def test_every_port_forward_names_a_service_and_port_the_cluster_runs(any_app):
     for access in workload_access(any_app.config):
         if access.service is None:
             continue
+        if access.aibrix_gateway:  # the Service Envoy Gateway makes for AIBrix's Gateway (installed by the user)
+            continue
         if access.knative_gateway is not None:  # Knative's own Services, routed by Host at its gateway
             knative = knative_serving(any_app.config)
             assert knative is not None and access.knative_gateway == (knative.gateway_ns, "kourier-internal"), access
@@ -100,3 +102,20 @@ def test_a_clusters_own_knative_is_called_through_its_gateway_namespace():
         config, {"cluster.knative_serving": {"podspec_features_enabled": True, "gateway_namespace": "edge"}}
     )
     assert "kubectl -n edge port-forward svc/kourier-internal" in access_report(elsewhere)
+
+
+def test_an_aibrix_workload_is_called_through_aibrixs_gateway():
+    """Its pods admit no client (their serving port also loads LoRA adapters): the commands go through the Service
+    Envoy Gateway makes for AIBrix's Gateway, found by the owning Gateway's labels (its name carries a hash)."""
+    report = access_report(load_config(EXAMPLES / "aibrix-lora.yaml"))
+    selector = ",".join(
+        (
+            "gateway.envoyproxy.io/owning-gateway-name=aibrix-eg",
+            "gateway.envoyproxy.io/owning-gateway-namespace=aibrix-system",
+        )
+    )
+    assert f'kubectl -n envoy-gateway-system port-forward "$(kubectl -n envoy-gateway-system get svc -l {selector}' in (
+        report
+    )
+    assert "8080:80" in report and "clients reach it through AIBrix's gateway" in report
+    assert "port-forward svc/qwen-coder" not in report
