@@ -8,7 +8,7 @@ from inferstack.config.kinds import KindEndpoint, WorkloadKind, pinned_image
 from inferstack.config.sglang import SglangWorkloadConfig
 from inferstack.plan.engines import plan_sglang
 from inferstack.plan.runtime_paths import SGLANG_PORT, sglang_paths
-from inferstack.rules import engines
+from inferstack.rules import engines, sglang_admin
 
 KIND = WorkloadKind(
     name="sglang",
@@ -17,7 +17,7 @@ KIND = WorkloadKind(
     plan=plan_sglang,
     chart=SglangChart,
     paths=sglang_paths,
-    rules=(engines.RULES,),
+    rules=(engines.RULES, sglang_admin.RULES),
     endpoint=KindEndpoint(port=SGLANG_PORT, path="/v1", provider="openai"),
     unchecked_flags=f"SGLang {IMAGE_FACTS['sglang'].engine_version}",
     engine_image=pinned_image("sglang"),

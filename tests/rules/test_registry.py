@@ -139,6 +139,7 @@ WARNING_RULES = frozenset(
         "CHECKLIST-LOGS",
         "CHECKLIST-NETWORK-POLICY",
         "NETWORK-GATEWAY-CLIENTS",
+        "SGLANG-ADMIN",
     }
 )
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
@@ -181,6 +182,18 @@ def workload(**fields: Any) -> dict:
 def only_workload(**fields: Any) -> dict:
     """BASE's workloads replaced by one workload ``chat`` on the L40S pool with ``fields``."""
     return {"workloads": [{"name": "chat", "pool": "gpu", **fields}]}
+
+
+def behind_a_gateway(**fields: Any) -> dict:
+    """:func:`only_workload` with a LiteLLM gateway in front (a route to ``chat``): clients reach it only there."""
+    gateway = {
+        "kind": "litellm",
+        "name": "gateway",
+        "pool": "general",
+        "master_key_secret": {"name": "litellm"},
+        "routes": [{"name": "chat", "backends": [{"workload": "chat"}]}],
+    }
+    return {"workloads": [{"name": "chat", "pool": "gpu", **fields}, gateway]}
 
 
 def gpu_pool(**fields: Any) -> dict:
@@ -514,9 +527,14 @@ CASES: dict[str, tuple[dict, dict]] = {
     ),
     # sglang / tgi / ollama
     "ENGINE-FIT": case(
-        only_workload(kind="sglang", model={**LLAMA_70B, "source": {"type": "s3_mount"}}),
+        behind_a_gateway(kind="sglang", model={**LLAMA_70B, "source": {"type": "s3_mount"}}),
         workload(engine={"tensor_parallel_size": 1}),  # 131 GiB on one 48 GiB L40S
         workload(engine={"tensor_parallel_size": 4}),
+    ),
+    "SGLANG-ADMIN": case(
+        only_workload(kind="sglang", model={"id": "Qwen/Qwen3-8B", "source": {"type": "s3_mount"}}),
+        {},  # its namespace's clients reach port 30000, and with it the admin endpoints
+        behind_a_gateway(kind="sglang", model={"id": "Qwen/Qwen3-8B", "source": {"type": "s3_mount"}}),
     ),
     "OLLAMA-CPU-ON-GPU": case(
         only_workload(kind="ollama", models=["qwen3:4b"]),
