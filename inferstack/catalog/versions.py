@@ -231,7 +231,13 @@ IMAGES: dict[str, str] = {
     # The LiteLLM proxy with Prisma for Postgres (the image the Helm chart defaults to). v1.83.10 is the newest stable
     # release whose notes were read (release_notes/v1.83.10, 2026-04-27; the old main-v…-stable tag scheme ended
     # at 1.84.0); this litellm-database tag is inferred from that scheme (?). Avoid 1.82.7/1.82.8 (compromised PyPI
-    # releases, BerriAI/litellm#24537). USER root (Dockerfile.database).
+    # releases, BerriAI/litellm#24537). USER root (Dockerfile.database), which inferstack keeps: the proxy runs as
+    # root because this image generates Prisma's client into a root-owned cache at start. The non-root variant is
+    # ghcr.io/berriai/litellm-non_root (docker/Dockerfile.non_root: USER nobody, HOME=/app, Prisma generated at build
+    # time; migrations still write site-packages at start unless DISABLE_SCHEMA_UPDATE); the 2026 ghcr_deploy.yml
+    # seen (in forks) tags it main-<tag> like litellm-database, the docs show v1.83.0-stable, and from v1.83.0
+    # releases are built in another repository — which tag v1.83.10 has could not be checked offline (?), so it is
+    # not switched to a guessed one (an ImagePullBackOff serves nothing).
     "litellm": "ghcr.io/berriai/litellm-database:main-v1.83.10-stable",
     # The gateway's own Postgres (kind litellm, database mode deploy): the official image, uid 999.
     "postgres": "docker.io/library/postgres:17.6-bookworm",
