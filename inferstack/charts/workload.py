@@ -18,6 +18,7 @@ from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
 from inferstack.charts.observability import served_workload
 from inferstack.charts.overrides import apply_overrides
+from inferstack.charts.pod_customization import apply_pod_config
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.bench import BenchJob, BenchJobProps, BenchLoad
@@ -114,7 +115,9 @@ def engine_ranks(workload: object) -> int:
 
 class WorkloadChart(cdk8s.Chart):
     """Service accounts, model volume and model-sync Job of one workload, then its kind's objects
-    (:meth:`serve`), then its ``overrides`` (deep-merged, validated against each object's schema).
+    (:meth:`serve`), then its ``pod`` labels, annotations and env on every pod serving it
+    (:mod:`~inferstack.charts.pod_customization`), then its ``overrides`` (deep-merged, validated against each
+    object's schema).
 
     :param kubernetes_version: the cluster's minor version, for validating overridden core objects. Default: the
         catalog's default.
@@ -163,6 +166,7 @@ class WorkloadChart(cdk8s.Chart):
             ServingAlerts(self, "alerts", served)
         if resolved.bench is not None and refs.bucket:
             self._bench(resolved, resolved.bench, refs, labels)
+        apply_pod_config(self, workload.name, workload.pod, f"{resolved.path}.pod")
         apply_overrides(
             self,
             workload.overrides,

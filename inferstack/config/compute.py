@@ -12,6 +12,7 @@ from pydantic_core import PydanticCustomError
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, InstanceType
 from inferstack.catalog.kubernetes import ACCELERATOR_TAINT_KEY
 from inferstack.config.base import StrictModel
+from inferstack.config.labels import LABEL_KEY, check_label
 from inferstack.config.types import AvailabilityZone, InstanceTypeName, KubernetesName, check_plain
 
 _DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
@@ -59,39 +60,17 @@ class InstanceStorePolicy(StrEnum):
 
 _RESERVATION = re.compile(r"^cr-[0-9a-z]+$")
 _CRON = re.compile(r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$")
-_LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-
-
-_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 _RESERVED_LABEL_PREFIXES = ("inferstack.io/", "karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/", "k8s.io/")
 
 
 def _check_labels(labels: dict[str, str]) -> dict[str, str]:
     for key, value in labels.items():
-        check_plain(key, "a label key", subject=f"label key {key[:60]!r}: ")
-        check_plain(value, "a label value", subject=f"the value of label {key[:60]!r}: ")
-        prefix = key.rpartition("/")[0]
-        if len(prefix) > 253:
-            raise PydanticCustomError(
-                "label_key",
-                "{key} has a {length}-character prefix: a label key's prefix is a DNS subdomain of at most 253",
-                {"key": key[:60] + "…", "length": len(prefix)},
-            )
-        if not _LABEL_KEY.match(key):
-            raise PydanticCustomError(
-                "label_key", "{key} is not a valid label key — e.g. 'team' or 'example.com/tier'", {"key": key}
-            )
+        check_label(key, value)
         if key.startswith(_RESERVED_LABEL_PREFIXES):
             raise PydanticCustomError(
                 "label_reserved",
                 "{key} is managed by inferstack, Karpenter or Kubernetes — use your own prefix",
                 {"key": key},
-            )
-        if not _LABEL_VALUE.match(value):
-            raise PydanticCustomError(
-                "label_value",
-                "{value} (label {key}) is not a valid label value — at most 63 letters, digits, '-', '_', '.'",
-                {"key": key, "value": value},
             )
     return labels
 
@@ -153,7 +132,7 @@ class Taint(StrictModel):
     @classmethod
     def _key(cls, key: str) -> str:
         check_plain(key, "a taint key")
-        if not _LABEL_KEY.match(key):
+        if not LABEL_KEY.match(key):
             raise PydanticCustomError("taint_key", "not a valid taint key — e.g. 'dedicated' or 'example.com/team'")
         return key
 

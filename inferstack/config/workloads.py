@@ -23,6 +23,8 @@ from inferstack.config.engine import (
     check_extra_args,
     flags_version_of,
 )
+from inferstack.config.pod import PodConfig
+from inferstack.config.secret_ref import SecretRef
 from inferstack.config.storage import check_prefix
 from inferstack.config.types import KubernetesName, ServiceName, check_plain
 
@@ -33,7 +35,6 @@ MISTRAL_FORMAT_FLAGS = frozenset({"--tokenizer-mode", "--config-format", "--load
 #: An ``overrides`` key: an object's Kind, or Kind/name.
 OverrideTarget = Annotated[str, Field(pattern=r"^[A-Z][A-Za-z0-9]*(/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$")]
 _IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha256:[a-f0-9]{64})$")
-_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 #: A served model name: printable, no whitespace (it is a command-line value and a JSON string clients send).
 _SERVED_NAME = re.compile(r"^[^\s\x00-\x1f\x7f]{1,256}$")
 
@@ -64,27 +65,6 @@ class ModelSourceType(StrEnum):
     """Weights baked into the container image: tiny models, air-gapped clusters."""
     HF = "hf"
     """Download from Hugging Face at start into a cache volume."""
-
-
-class SecretRef(StrictModel):
-    """A key of a Kubernetes Secret in the workload's namespace (created outside inferstack)."""
-
-    name: KubernetesName
-    """Secret name."""
-    key: str = "token"
-    """Key inside the Secret: 1-253 letters, digits, ``-``, ``_``, ``.`` (what Kubernetes accepts). Default
-    ``token``."""
-
-    @field_validator("key")
-    @classmethod
-    def _key(cls, value: str) -> str:
-        # Kubernetes IsConfigMapKey (Secrets use it): [-._a-zA-Z0-9]+, at most 253, not "." or "..".
-        if not _SECRET_KEY.match(check_plain(value, "a Secret key")) or len(value) > 253 or value in (".", ".."):
-            raise PydanticCustomError(
-                "secret_key",
-                "not a Secret key Kubernetes accepts — 1-253 letters, digits, '-', '_', '.' (e.g. 'token')",
-            )
-        return value
 
 
 class InlineArchitecture(StrictModel):
@@ -306,6 +286,9 @@ class WorkloadBase(StrictModel):
     bench: BenchConfig | None = None
     """A benchmark Job template against this workload's endpoint (``python -m inferstack.cli bench NAME`` runs it).
     Default none."""
+    pod: PodConfig = PodConfig()
+    """Labels, annotations and environment variables of its serving pods, whichever kind or operator makes them
+    (not of its Jobs). Keys Kubernetes, inferstack or an operator owns are refused. Default none."""
     expected_requests_per_day: int | None = Field(default=None, ge=1, le=10**10)
     """The traffic you expect, requests per day: ``plan`` then prices 1,000 requests. Default: not stated."""
     overrides: dict[OverrideTarget, dict[str, Any]] = Field(default_factory=dict)
@@ -351,6 +334,9 @@ class WorkloadBase(StrictModel):
                     walk(getattr(node, name))
             elif isinstance(node, tuple | list):
                 for item in node:
+                    walk(item)
+            elif isinstance(node, dict):
+                for item in node.values():
                     walk(item)
 
         walk(self)

@@ -159,7 +159,9 @@ def _component_pod(graph: Mapping[str, Any], component: Mapping[str, Any]) -> di
     }
     if worker:
         labels["nvidia.com/dynamo-worker-hash"] = WORKER_HASH
-    return projected_pod(namespace, f"{deployment}-0", labels, spec, f"DynamoGraphDeployment/{namespace}/{name}")
+    annotations = (template.get("metadata") or {}).get("annotations")  # the podTemplate's (?: not read at 1.4.0)
+    owner = f"DynamoGraphDeployment/{namespace}/{name}"
+    return projected_pod(namespace, f"{deployment}-0", labels, spec, owner, annotations)
 
 
 def dynamo_pods(objects: Sequence[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:

@@ -62,7 +62,11 @@ def _pod(lws: Mapping[str, Any], template: Mapping[str, Any], group: int, index:
             "name": hostname,
             "namespace": namespace,
             "labels": labels,
-            "annotations": {"inferstack.io/projected-from": f"LeaderWorkerSet/{namespace}/{name}"},
+            # the template's (its StatefulSet copies them; LWS adds its own, not modelled here)
+            "annotations": {
+                **((template.get("metadata") or {}).get("annotations") or {}),
+                "inferstack.io/projected-from": f"LeaderWorkerSet/{namespace}/{name}",
+            },
         },
         "spec": spec,
     }

@@ -55,6 +55,12 @@ def _service_port(spec: Mapping[str, Any]) -> int:
     return int(((spec.get("expose") or {}).get("service") or {}).get("port") or 8000)  # CRD default 8000
 
 
+#: ``GetStandardAnnotations`` without a proxy, less ``NvidiaAnnotationParentSpecHashKey``, which
+#: ``GetDeploymentParams`` deletes from the pods' (``nimservice_types.go``: read in the search index's copy, not at
+#: ``061628a7`` (?)).
+STANDARD_POD_ANNOTATIONS = {"openshift.io/required-scc": "nonroot"}
+
+
 def service_labels(name: str, spec: Mapping[str, Any]) -> dict[str, str]:
     """``GetServiceLabels``: the operator's standard labels first, ``spec.labels`` only where they do not clash."""
     standard = {
@@ -132,7 +138,9 @@ def _service_pod(objects: Sequence[Mapping[str, Any]], obj: Mapping[str, Any]) -
         ],
     }
     labels = {"app": name, **service_labels(name, spec)}
-    return projected_pod(namespace, f"{name}-0", labels, pod_spec, f"NIMService/{namespace}/{name}")
+    # GetNIMServiceAnnotations → PodAnnotations (less the spec-hash key): the standard annotation wins on a clash
+    annotations = {**(spec.get("annotations") or {}), **STANDARD_POD_ANNOTATIONS}
+    return projected_pod(namespace, f"{name}-0", labels, pod_spec, f"NIMService/{namespace}/{name}", annotations)
 
 
 def _cache_pods(obj: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

@@ -8,32 +8,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: kind → paths (dotted; ``[]`` = every list item) of pod templates (objects with ``metadata`` + ``spec``)
-#: inside that kind's manifest.
-POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
-    "Deployment": ("spec.template",),
-    "StatefulSet": ("spec.template",),
-    "DaemonSet": ("spec.template",),
-    "ReplicaSet": ("spec.template",),
-    "Job": ("spec.template",),
-    "CronJob": ("spec.jobTemplate.spec.template",),
-    "PodTemplate": ("template",),
-    "LeaderWorkerSet": (
-        "spec.leaderWorkerTemplate.leaderTemplate",
-        "spec.leaderWorkerTemplate.workerTemplate",
-    ),
-    "RayService": (
-        "spec.rayClusterConfig.headGroupSpec.template",
-        "spec.rayClusterConfig.workerGroupSpecs[].template",
-    ),
-    "RayCluster": ("spec.headGroupSpec.template", "spec.workerGroupSpecs[].template"),
-    # The operator completes each component's pod from it (container main; ports, probes and env merged in).
-    "DynamoGraphDeployment": ("spec.components[].podTemplate",),
-    "RayJob": (
-        "spec.rayClusterSpec.headGroupSpec.template",
-        "spec.rayClusterSpec.workerGroupSpecs[].template",
-    ),
-}
+from inferstack.constructs.pod.templates import POD_TEMPLATE_PATHS, walk_path
 
 
 @dataclass(frozen=True)
@@ -64,24 +39,6 @@ class PodTemplate:
         for field in ("initContainers", "containers", "ephemeralContainers"):
             for container in self.spec.get(field) or ():
                 yield field, container
-
-
-def _walk(node: Any, parts: list[str], path: str) -> Iterator[tuple[str, Any]]:
-    if not parts:
-        yield path, node
-        return
-    head, rest = parts[0], parts[1:]
-    many = head.endswith("[]")
-    key = head[:-2] if many else head
-    if not isinstance(node, Mapping) or key not in node:
-        return
-    child = node[key]
-    prefix = f"{path}.{key}" if path else key
-    if many:
-        for index, item in enumerate(child or ()):
-            yield from _walk(item, rest, f"{prefix}[{index}]")
-    else:
-        yield from _walk(child, rest, prefix)
 
 
 #: Fields of a KServe predictor that are KServe's own, not PodSpec fields (v1beta1 PredictorSpec).
@@ -121,7 +78,7 @@ def pod_templates(manifest: Mapping[str, Any]) -> Iterator[PodTemplate]:
         yield PodTemplate(manifest, "", manifest.get("metadata", {}).get("labels") or {}, manifest.get("spec") or {})
         return
     for dotted in POD_TEMPLATE_PATHS.get(str(kind), ()):
-        for path, template in _walk(manifest, dotted.split("."), ""):
+        for path, template in walk_path(manifest, dotted):
             if isinstance(template, Mapping):
                 labels = (template.get("metadata") or {}).get("labels") or {}
                 yield PodTemplate(manifest, path, labels, template.get("spec") or {})
@@ -133,9 +90,15 @@ def all_pod_templates(manifests: list[Mapping[str, Any]]) -> Iterator[PodTemplat
 
 
 def projected_pod(
-    namespace: str, name: str, labels: Mapping[str, str], spec: Mapping[str, Any], owner: str
+    namespace: str,
+    name: str,
+    labels: Mapping[str, str],
+    spec: Mapping[str, Any],
+    owner: str,
+    annotations: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A bare ``Pod`` manifest an operator makes, annotated with the object it was made from (``Kind/ns/name``)."""
+    """A bare ``Pod`` manifest an operator makes, with the ``annotations`` the operator gives it (default none) and
+    annotated with the object it was made from (``inferstack.io/projected-from: Kind/ns/name``)."""
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -143,7 +106,7 @@ def projected_pod(
             "name": name,
             "namespace": namespace,
             "labels": dict(labels),
-            "annotations": {"inferstack.io/projected-from": owner},
+            "annotations": {**(annotations or {}), "inferstack.io/projected-from": owner},
         },
         "spec": dict(spec),
     }

@@ -240,7 +240,9 @@ def kserve_pods(objects: Objects) -> Iterator[dict[str, Any]]:
             "component": "predictor",
             "app": f"isvc.{name}-predictor",
         }
-        pod = projected_pod(namespace, f"{name}-predictor", labels, spec, f"InferenceService/{namespace}/{name}")
+        owner = f"InferenceService/{namespace}/{name}"
+        # predictor.go:161-172: the predictor's annotations (less the configured disallowed list) reach its pods
+        pod = projected_pod(namespace, f"{name}-predictor", labels, spec, owner, predictor.get("annotations"))
         if runtime is None:
             pod["metadata"]["annotations"]["inferstack.io/missing-runtime"] = str(model.get("runtime"))
         yield pod
@@ -334,7 +336,8 @@ def ray_pods(objects: Objects) -> Iterator[dict[str, Any]]:
                 "ray.io/group": group,
                 "ray.io/is-ray-node": "yes",
             }
-            yield projected_pod(namespace, f"{name}-{group}", labels, spec, f"{kind}/{namespace}/{name}")
+            annotations = (template.get("metadata") or {}).get("annotations")  # the template's metadata, copied
+            yield projected_pod(namespace, f"{name}-{group}", labels, spec, f"{kind}/{namespace}/{name}", annotations)
 
 
 def prometheus_pods(objects: Objects) -> Iterator[dict[str, Any]]:

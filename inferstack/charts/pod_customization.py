@@ -1,0 +1,150 @@
+"""A workload's ``pod`` (labels, annotations, environment) onto every pod that serves it, in the objects its chart
+rendered — where each kind's pods are specified:
+
+* pod templates (Deployment, StatefulSet, LeaderWorkerSet leader and workers, RayService head and workers,
+  DynamoGraphDeployment components: :data:`~inferstack.constructs.pod.templates.POD_TEMPLATE_PATHS`) whose labels
+  name the workload (``app.kubernetes.io/name``) and are not one of its Jobs or a gateway's Postgres: the template's
+  labels and annotations, and the env of each of its containers (not the init containers);
+* a NIMService: ``spec.labels``, ``spec.annotations``, ``spec.env`` — the NIM operator puts them on the pods it makes
+  (``GetServiceLabels``, ``GetNIMServiceAnnotations`` → ``PodAnnotations``, ``MergeEnvVars`` with ``spec.env`` first;
+  NVIDIA/k8s-nim-operator ``api/apps/v1alpha1/nimservice_types.go``);
+* a KServe InferenceService: ``spec.predictor.labels`` and ``annotations`` (KServe v0.20.0 copies both onto the
+  predictor pods: ``pkg/controller/v1beta1/inferenceservice/components/predictor.go:161-172``, annotations less the
+  configured disallowed list, whose keys :mod:`inferstack.config.pod` refuses anyway) and the ``model`` container's
+  env (merged into the runtime's container).
+
+A key or variable the object carries already, with another value, is a config error at ``workloads[i].pod…``:
+inferstack's own is never silently replaced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+import cdk8s
+from constructs import Construct
+
+from inferstack.config.errors import ConfigError, Problem
+from inferstack.config.pod import EnvFromSecret, PodConfig
+from inferstack.constructs.pod.templates import POD_TEMPLATE_PATHS, walk_path
+
+NAME_LABEL, COMPONENT_LABEL = "app.kubernetes.io/name", "app.kubernetes.io/component"
+#: Components of a workload's pods that do not serve it: its Jobs and a gateway's Postgres.
+NOT_SERVING = frozenset({"model-sync", "neuron-compile", "bench", "postgres"})
+
+
+def env_entries(pod: PodConfig) -> list[dict[str, Any]]:
+    """``pod.env`` as container ``env`` entries, in the config's order."""
+    entries: list[dict[str, Any]] = []
+    for name, value in pod.env.items():
+        if isinstance(value, EnvFromSecret):
+            ref = {"name": value.secret.name, "key": value.secret.key}
+            entries.append({"name": name, "valueFrom": {"secretKeyRef": ref}})
+        else:
+            entries.append({"name": name, "value": value})
+    return entries
+
+
+class _Merge:
+    """Adds ``pod``'s keys into the maps and env lists of one object, collecting clashes as problems."""
+
+    def __init__(self, pod: PodConfig, path: str, owner: str) -> None:
+        self.pod, self.path, self.owner = pod, path, owner
+        self.problems: list[Problem] = []
+
+    def metadata(self, parent: MutableMapping[str, Any]) -> None:
+        """Add the labels and annotations into ``parent['labels']`` / ``parent['annotations']`` (created only when
+        there is something to add)."""
+        for field, ours in (("labels", self.pod.labels), ("annotations", self.pod.annotations)):
+            if not ours:
+                continue
+            target = parent.setdefault(field, {})
+            for key, value in ours.items():
+                if key in target and target[key] != value:
+                    self.problems.append(
+                        Problem(
+                            f"{self.path}.{field}",
+                            f"{key}: {self.owner} sets it to {target[key]!r} already — use another key",
+                            value,
+                        )
+                    )
+                    continue
+                target[key] = value
+
+    def env(self, container: MutableMapping[str, Any]) -> None:
+        """Append the variables to ``container['env']``."""
+        if not self.pod.env:
+            return
+        current = container.setdefault("env", [])
+        present = {entry.get("name"): entry for entry in current}
+        for entry in env_entries(self.pod):
+            name = entry["name"]
+            if name in present:
+                if present[name] != entry:
+                    self.problems.append(
+                        Problem(
+                            f"{self.path}.env",
+                            f"{name}: {self.owner} sets it already (container {container.get('name')!r}) — "
+                            "inferstack's value stays; use overrides to change it",
+                            name,
+                        )
+                    )
+                continue
+            current.append(entry)
+
+
+def _serving_templates(manifest: Mapping[str, Any], workload: str) -> Iterator[MutableMapping[str, Any]]:
+    for dotted in POD_TEMPLATE_PATHS.get(str(manifest.get("kind")), ()):
+        for _, template in walk_path(manifest, dotted):
+            if not isinstance(template, MutableMapping):
+                continue
+            labels = (template.get("metadata") or {}).get("labels") or {}
+            if labels.get(NAME_LABEL) == workload and labels.get(COMPONENT_LABEL) not in NOT_SERVING:
+                yield template
+
+
+def customize(manifest: MutableMapping[str, Any], workload: str, merge: _Merge) -> bool:
+    """Apply ``merge`` to ``manifest`` (rendered JSON, edited in place) when it holds pods serving ``workload``;
+    whether it did."""
+    kind, spec = manifest.get("kind"), manifest.get("spec") or {}
+    if kind == "NIMService":
+        merge.metadata(spec)
+        merge.env(spec)
+        return True
+    if kind == "InferenceService":
+        predictor = spec.get("predictor") or {}
+        merge.metadata(predictor)
+        containers = [predictor["model"]] if isinstance(predictor.get("model"), MutableMapping) else []
+        for container in [*containers, *(predictor.get("containers") or [])]:
+            merge.env(container)
+        return True
+    changed = False
+    for template in _serving_templates(manifest, workload):
+        merge.metadata(template.setdefault("metadata", {}))
+        for container in (template.get("spec") or {}).get("containers") or []:
+            merge.env(container)
+        changed = True
+    return changed
+
+
+def apply_pod_config(scope: Construct, workload: str, pod: PodConfig, path: str) -> None:
+    """Add ``pod`` to every pod of ``scope`` (a workload chart) that serves ``workload``.
+
+    :param path: the config path of ``pod``, e.g. ``workloads[0].pod``.
+    :raises ConfigError: a label, annotation or variable the rendered object sets already to another value.
+    """
+    if pod.empty:
+        return
+    problems: list[Problem] = []
+    for obj in (node for node in scope.node.find_all() if isinstance(node, cdk8s.ApiObject)):
+        manifest = obj.to_json()
+        merge = _Merge(pod, path, f"{obj.kind}/{obj.name}")
+        if not customize(manifest, workload, merge):
+            continue
+        problems += merge.problems
+        for field, value in manifest.items():
+            if field not in ("apiVersion", "kind", "metadata"):
+                obj.add_json_patch(cdk8s.JsonPatch.add(f"/{field}", value))
+    if problems:
+        raise ConfigError("pod", problems)
