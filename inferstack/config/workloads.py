@@ -275,7 +275,8 @@ class WorkloadBase(StrictModel):
     resources: ResourcesConfig = ResourcesConfig()
     """CPU, memory and shared memory per serving pod. Default: derived from the pool's instances."""
     efa: bool = False
-    """Request every EFA device of the node (``vpc.amazonaws.com/efa``): for KV transfer between nodes."""
+    """Request EFA devices (``vpc.amazonaws.com/efa``), for NCCL or KV transfer between nodes: the pod's share of its
+    node's devices, as of its accelerators (a 4-GPU pod on a p5.48xlarge: 16 of 32), at least one. Default off."""
     startup_timeout_seconds: int | None = Field(default=None, ge=60)
     """How long the startup probe waits for the model to load. Default: estimated from model size and source."""
     monitoring: bool = True
