@@ -99,6 +99,9 @@ class ComputeStack(Stack):
         Default: the catalog's default.
     :param zones: the VPC's zones in order, for pools pinned by zone name. Default: ``vpc.availability_zones``.
     :param platform_name: tagged on Karpenter's instances (``inferstack:platform``). Default ``inferstack``.
+    :param instance_tags: more tags for Karpenter's instances and volumes (the EC2NodeClasses' ``spec.tags``), e.g.
+        the config's ``tags`` for cost allocation: CloudFormation's tags never reach what Karpenter launches.
+        Default none.
     """
 
     def __init__(
@@ -113,6 +116,7 @@ class ComputeStack(Stack):
         kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
         zones: Sequence[str] | None = None,
         platform_name: str = "inferstack",
+        instance_tags: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -122,6 +126,7 @@ class ComputeStack(Stack):
         self.cluster_name = cluster_name
         self.zones = zones
         self.platform_name = platform_name
+        self.instance_tags = dict(instance_tags or {})
         compute = config
         self.efa_security_group = self._efa_security_group() if compute.has_efa else None
         self.node_groups = {g.name: self._add_node_group(g) for g in compute.node_groups}
@@ -274,9 +279,11 @@ class ComputeStack(Stack):
                 pools=self.config.karpenter_pools,
                 placements=placements,
                 node_role_name=node_role,
-                tags={"inferstack:platform": self.platform_name},
+                tags={**self.instance_tags, "inferstack:platform": self.platform_name},
             ),
         )
+        #: The EC2NodeClasses and NodePools as rendered (cdk8s), before they become the manifest below.
+        self.pools_chart = chart
         self.pools_manifest = add_chart_manifest(self, "KarpenterPools", self.cluster, chart)
         if self.karpenter is not None:
             self.pools_manifest.node.add_dependency(self.karpenter.chart)

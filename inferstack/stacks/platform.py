@@ -135,6 +135,7 @@ def build_platform(
             kubernetes_version=config.cluster.kubernetes_version,
             zones=config.network.availability_zones,
             platform_name=config.name,
+            instance_tags=config.tags,
             env=env,
             description=f"inferstack {config.name}: accelerated node groups, Karpenter pools, GPU/Neuron/EFA plugins",
         )

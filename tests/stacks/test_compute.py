@@ -369,3 +369,31 @@ def test_the_node_knobs_refuse_what_ec2_would():
     assert "Never is not allowed" in problems(termination_grace_period="Never")
     assert "user_data" in problems(user_data="   ")
     assert "RAID0" in problems(instance_store_policy="RAID5")
+
+
+def test_the_platform_tags_reach_karpenters_instances():
+    """CloudFormation's tags never reach what Karpenter launches: the config's ``tags`` (cost allocation) go into
+    every EC2NodeClass's ``spec.tags``, which Karpenter puts on the instances and volumes at launch (its controller
+    policy allows any tag on create: AllowScopedResourceCreationTagging), with ``inferstack:platform``."""
+    import aws_cdk as cdk
+
+    from inferstack.config import parse_config
+    from inferstack.stacks.platform import build_platform
+
+    config = parse_config(
+        {
+            "name": "llm-prod",
+            "tags": {"team": "ml-platform", "cost-center": "4711"},
+            "compute": {"karpenter_pools": [{"name": "l40s", "instance_types": ["g6e.2xlarge"]}]},
+            "workloads": [{"name": "q", "pool": "l40s", "model": {"id": "Qwen/Qwen3-8B"}}],
+        }
+    )
+    platform = build_platform(cdk.App(), config, nag=False)
+    assert platform.compute is not None
+    (node_class,) = [o for o in platform.compute.pools_chart.to_json() if o["kind"] == "EC2NodeClass"]
+    assert node_class["spec"]["tags"] == {
+        "team": "ml-platform",
+        "cost-center": "4711",
+        "inferstack:platform": "llm-prod",
+        "inferstack.io/pool": "l40s",
+    }
