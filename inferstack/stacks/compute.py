@@ -3,7 +3,7 @@ Karpenter with its pools, and the operators / device plugins the configured acce
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import aws_cdk as cdk
