@@ -35,6 +35,7 @@ from inferstack.charts.override_refusals import (
     pod_selectors,
     refusals,
 )
+from inferstack.charts.rendered import set_rendered
 from inferstack.config.errors import ConfigError, Problem
 from inferstack.constructs.dynamo import graph_version_problems
 
@@ -213,9 +214,7 @@ def apply_overrides(
         if unaccepted:
             problems += [Problem(f"{where}.{r.path}", r.message(key)) for r in unaccepted]
             continue
-        for field, value in merged.items():
-            if field not in ("apiVersion", "kind"):
-                target.add_json_patch(cdk8s.JsonPatch.add(f"/{field}", value))
+        set_rendered(target, merged)
     parent = path.rpartition(".")[0]
     where = f"{parent}.{ACKNOWLEDGEMENTS}" if parent else ACKNOWLEDGEMENTS
     problems += _acknowledgement_problems(overrides, acknowledgements, where, refused, judged)

@@ -25,6 +25,7 @@ from typing import Any
 import cdk8s
 from constructs import Construct
 
+from inferstack.charts.rendered import set_rendered
 from inferstack.config.errors import ConfigError, Problem
 from inferstack.config.pod import EnvFromSecret, PodConfig
 from inferstack.constructs.pod.templates import POD_TEMPLATE_PATHS, walk_path
@@ -94,7 +95,9 @@ class _Merge:
             current.append(entry)
 
 
-def _serving_templates(manifest: Mapping[str, Any], workload: str) -> Iterator[MutableMapping[str, Any]]:
+def serving_templates(manifest: Mapping[str, Any], workload: str) -> Iterator[MutableMapping[str, Any]]:
+    """The pod templates of ``manifest`` (in place) whose labels name ``workload`` and that are not one of its Jobs or
+    a gateway's Postgres."""
     for dotted in POD_TEMPLATE_PATHS.get(str(manifest.get("kind")), ()):
         for _, template in walk_path(manifest, dotted):
             if not isinstance(template, MutableMapping):
@@ -120,7 +123,7 @@ def customize(manifest: MutableMapping[str, Any], workload: str, merge: _Merge) 
             merge.env(container)
         return True
     changed = False
-    for template in _serving_templates(manifest, workload):
+    for template in serving_templates(manifest, workload):
         merge.metadata(template.setdefault("metadata", {}))
         for container in (template.get("spec") or {}).get("containers") or []:
             merge.env(container)
@@ -143,8 +146,6 @@ def apply_pod_config(scope: Construct, workload: str, pod: PodConfig, path: str)
         if not customize(manifest, workload, merge):
             continue
         problems += merge.problems
-        for field, value in manifest.items():
-            if field not in ("apiVersion", "kind", "metadata"):
-                obj.add_json_patch(cdk8s.JsonPatch.add(f"/{field}", value))
+        set_rendered(obj, manifest)
     if problems:
         raise ConfigError("pod", problems)

@@ -19,6 +19,7 @@ from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
 from inferstack.charts.observability import served_workload
 from inferstack.charts.overrides import apply_overrides
 from inferstack.charts.pod_customization import apply_pod_config
+from inferstack.charts.probes import apply_probes
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.bench import BenchJob, BenchJobProps, BenchLoad
@@ -116,8 +117,8 @@ def engine_ranks(workload: object) -> int:
 class WorkloadChart(cdk8s.Chart):
     """Service accounts, model volume and model-sync Job of one workload, then its kind's objects
     (:meth:`serve`), then its ``pod`` labels, annotations and env on every pod serving it
-    (:mod:`~inferstack.charts.pod_customization`), then its ``overrides`` (deep-merged, validated against each
-    object's schema).
+    (:mod:`~inferstack.charts.pod_customization`) and ``probes`` (:mod:`~inferstack.charts.probes`), then its
+    ``overrides`` (deep-merged, validated against each object's schema).
 
     :param kubernetes_version: the cluster's minor version, for validating overridden core objects. Default: the
         catalog's default.
@@ -167,6 +168,7 @@ class WorkloadChart(cdk8s.Chart):
         if resolved.bench is not None and refs.bucket:
             self._bench(resolved, resolved.bench, refs, labels)
         apply_pod_config(self, workload.name, workload.pod, f"{resolved.path}.pod")
+        apply_probes(self, workload.name, workload.probes, f"{resolved.path}.probes")
         apply_overrides(
             self,
             workload.overrides,

@@ -181,6 +181,12 @@ class DynamoWorkloadConfig(SingleModelWorkload):
                     "not available for dynamo workloads: {why} — remove it",
                     {"why": why, "field": field},
                 )
+        if not self.probes.empty:
+            raise PydanticCustomError(
+                "dynamo_field",
+                "not available for dynamo workloads: {why} — remove it",
+                {"why": "the operator probes the frontend and workers itself (/health, /live)", "field": "probes"},
+            )
         if self.replicas != 1:
             raise PydanticCustomError(
                 "dynamo_replicas",

@@ -229,6 +229,13 @@ class RayServeWorkloadConfig(WorkloadBase):
                     "its tensor-parallel traffic goes over the pod network; use at least {ranks}",
                     {"gpus": self.workers.gpus_per_pod, "ranks": largest, "field": "workers.gpus_per_pod"},
                 )
+        if not self.probes.empty:
+            raise PydanticCustomError(
+                "ray_probes",
+                "KubeRay probes Ray pods itself (ray health-check); a ray_serve workload renders no probe to tune — "
+                "remove it",
+                {"field": "probes"},
+            )
         if self.startup_timeout_seconds is not None:
             raise PydanticCustomError(
                 "ray_startup",

@@ -24,6 +24,7 @@ from inferstack.config.engine import (
     flags_version_of,
 )
 from inferstack.config.pod import PodConfig
+from inferstack.config.probes import ProbesConfig
 from inferstack.config.secret_ref import SecretRef
 from inferstack.config.storage import check_prefix
 from inferstack.config.types import KubernetesName, ServiceName, check_plain
@@ -287,6 +288,9 @@ class WorkloadBase(StrictModel):
     bench: BenchConfig | None = None
     """A benchmark Job template against this workload's endpoint (``python -m inferstack.cli bench NAME`` runs it).
     Default none."""
+    probes: ProbesConfig = ProbesConfig()
+    """Shape (``http``/``tcp``, ``HTTPS``) and timing of its serving containers' probes. Default inferstack's: the
+    engine's health path, readiness every 10 s, liveness every 15 s, a startup budget sized from the model."""
     pod: PodConfig = PodConfig()
     """Labels, annotations and environment variables of its serving pods, whichever kind or operator makes them
     (not of its Jobs). Keys Kubernetes, inferstack or an operator owns are refused. Default none."""

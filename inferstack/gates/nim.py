@@ -27,6 +27,7 @@ nimcache_controller.go``, ``tpl/`` = ``manifests/`` (the Go templates the standa
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -137,6 +138,13 @@ def _service_pod(objects: Sequence[Mapping[str, Any]], obj: Mapping[str, Any]) -
             {"name": "model-store", "persistentVolumeClaim": {"claimName": claim}},
         ],
     }
+    # GetStartupProbe / GetReadinessProbe / GetLivenessProbe: spec.<probe>.probe when the probe is enabled (else the
+    # operator's defaults, not modelled here: they differ between releases); read in the search index's
+    # nimservice_types.go, not at 061628a7 (?)
+    for field in ("startupProbe", "readinessProbe", "livenessProbe"):
+        holder = spec.get(field) or {}
+        if holder.get("enabled", True) and isinstance(holder.get("probe"), Mapping):
+            pod_spec["containers"][0][field] = copy.deepcopy(dict(holder["probe"]))
     labels = {"app": name, **service_labels(name, spec)}
     # GetNIMServiceAnnotations → PodAnnotations (less the spec-hash key): the standard annotation wins on a clash
     annotations = {**(spec.get("annotations") or {}), **STANDARD_POD_ANNOTATIONS}

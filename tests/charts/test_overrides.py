@@ -3,6 +3,7 @@ Kubernetes OpenAPI, strict; custom resources: the vendored CRD). Problems are co
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import cdk8s
@@ -10,7 +11,7 @@ import pytest
 
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, parse_config
-from inferstack.config.kinds import kind_of
+from inferstack.config.kinds import KINDS, kind_of
 from inferstack.plan import resolve
 from tests.synth import SYNC_IMAGE
 
@@ -147,3 +148,40 @@ def test_the_group_size_belongs_to_nodes():
 def test_two_keys_for_one_object_are_refused():
     (problem,) = problems({"Service": {"metadata": {"annotations": {"a": "1"}}}, "Service/w": {"spec": {}}})
     assert problem.startswith("workloads[0].overrides.Service/w:") and "patch it once" in problem
+
+
+def _overridden_everywhere(example: str) -> tuple[list[list[dict[str, Any]]], list[list[dict[str, Any]]]]:
+    """Every workload's objects of ``example``, rendered as they are and with an override of every object adding one
+    annotation (issue 26 §1)."""
+    import yaml
+
+    from inferstack.plan.workloads import workloads_plan
+    from inferstack.stacks.workloads import render_workloads
+    from tests.synth import ROOT
+
+    data = yaml.safe_load((ROOT / "examples" / example).read_text())
+    rendered = render_workloads(workloads_plan(parse_config(data)), None, REFS)
+    for workload, item in zip(data["workloads"], rendered, strict=True):
+        keys = {f"{o.kind}/{o.name}" for o in item.chart.node.find_all() if isinstance(o, cdk8s.ApiObject)}
+        workload["overrides"] = dict.fromkeys(sorted(keys), ANNOTATED)  # names as overrides know them
+    after = [item.manifest for item in render_workloads(workloads_plan(parse_config(data)), None, REFS)]
+    return [item.manifest for item in rendered], after
+
+
+ANNOTATED = {"metadata": {"annotations": {"example.com/overridden": "yes"}}}
+OVERRIDE_EXAMPLES = sorted({example for kind in KINDS.values() for example in kind.examples})
+
+
+@pytest.mark.parametrize("example", OVERRIDE_EXAMPLES)
+def test_an_override_changes_its_field_and_nothing_else(example):
+    """Defect (issue 26 §1): an override of a Deployment, Service, Job or StatefulSet went back through the typed
+    object's converter, which dropped every IntOrString and Quantity (ports, requests, limits, probe ports). Every
+    object of every kind, overridden: only the annotation is new, every other field is as rendered."""
+    before, after = _overridden_everywhere(example)
+    for objects, overridden in zip(before, after, strict=True):
+        by_name = {(o["kind"], o["metadata"]["name"]): o for o in overridden}
+        assert len(by_name) == len(objects)
+        for obj in objects:
+            expected = copy.deepcopy(obj)
+            expected["metadata"].setdefault("annotations", {})["example.com/overridden"] = "yes"
+            assert by_name[(obj["kind"], obj["metadata"]["name"])] == expected, (obj["kind"], obj["metadata"]["name"])

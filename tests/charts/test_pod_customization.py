@@ -150,3 +150,33 @@ def test_a_credential_in_env_is_secret_inline():
 def test_a_secret_env_is_a_secret_the_workload_reads():
     config = parse_config(with_pod("vllm-gpu-tp4.yaml", {"env": ENV}))
     assert "tracing" in config.workloads[0].referenced_secrets
+
+
+def _without_pod_config(node: Any) -> Any:
+    """``node`` with the test's labels, annotations and env entries taken out (emptied maps and lists dropped)."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key in ("labels", "annotations") and isinstance(value, dict):
+                value = {k: v for k, v in value.items() if k not in LABELS and k not in ANNOTATIONS}
+                if not value:
+                    continue
+            elif key == "env" and isinstance(value, list):
+                value = [e for e in value if e.get("name") not in ENV]
+                if not value:
+                    continue
+            out[key] = _without_pod_config(value)
+        return out
+    if isinstance(node, list):
+        return [_without_pod_config(item) for item in node]
+    return node
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_the_pod_config_adds_its_keys_and_changes_nothing_else(rendered, example):
+    """Every other field is as rendered — ports, probes, requests and limits included (a typed object's converter
+    drops them from a JSON patch: :mod:`inferstack.charts.rendered`)."""
+    _, objects = rendered[example]
+    plain = render(yaml.safe_load((ROOT / "examples" / example).read_text()))
+    key = lambda o: (o["kind"], o["metadata"]["name"])  # noqa: E731 - a sort key
+    assert sorted(map(_without_pod_config, objects), key=key) == sorted(plain, key=key)

@@ -1,0 +1,109 @@
+"""A workload's ``probes`` onto the probes its chart rendered (:mod:`inferstack.config.probes`): the containers of
+the pods serving it (:func:`~inferstack.charts.pod_customization.serving_templates`), a NIMService's probes (its
+``spec.<probe>.probe``, which the NIM operator copies into the container) and a KServe predictor's ``model``
+container. Only probes the kind renders are tuned; a probe configured that the kind renders nowhere is a config
+error naming ``workloads[i].probes.<probe>`` (inferstack never invents one an engine or operator did not plan)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+import cdk8s
+from constructs import Construct
+
+from inferstack.charts.pod_customization import serving_templates
+from inferstack.charts.rendered import set_rendered
+from inferstack.config.errors import ConfigError, Problem
+from inferstack.config.probes import ProbeHandler, ProbeScheme, ProbesConfig
+
+#: Config name → the container field of each probe.
+PROBES = {"readiness": "readinessProbe", "liveness": "livenessProbe", "startup": "startupProbe"}
+#: ProbeTiming field → Probe field.
+TIMING = {
+    "period_seconds": "periodSeconds",
+    "timeout_seconds": "timeoutSeconds",
+    "failure_threshold": "failureThreshold",
+    "initial_delay_seconds": "initialDelaySeconds",
+}
+
+
+def tune(probe: MutableMapping[str, Any], name: str, config: ProbesConfig) -> None:
+    """Apply ``config`` to ``probe`` (a rendered Kubernetes Probe, edited in place), which is the ``name`` one."""
+    if config.handler is ProbeHandler.TCP and "httpGet" in probe:
+        probe["tcpSocket"] = {"port": probe.pop("httpGet")["port"]}
+    elif config.scheme is ProbeScheme.HTTPS and "httpGet" in probe:
+        probe["httpGet"]["scheme"] = "HTTPS"
+    if name == "startup":
+        budget = int(probe.get("periodSeconds", 10)) * int(probe.get("failureThreshold", 3))
+        if config.startup.period_seconds is not None:
+            probe["periodSeconds"] = config.startup.period_seconds
+            probe["failureThreshold"] = max(1, math.ceil(budget / config.startup.period_seconds))
+        if config.startup.timeout_seconds is not None:
+            probe["timeoutSeconds"] = config.startup.timeout_seconds
+        return
+    timing = getattr(config, name)
+    for field, key in TIMING.items():
+        value = getattr(timing, field)
+        if value is not None:
+            probe[key] = value
+
+
+def _probes_of(manifest: MutableMapping[str, Any], workload: str) -> Iterator[tuple[str, MutableMapping[str, Any]]]:
+    """``(name, probe)`` of every probe rendered on a pod that serves ``workload`` in ``manifest``."""
+    kind, spec = manifest.get("kind"), manifest.get("spec") or {}
+    containers: list[MutableMapping[str, Any]] = []
+    if kind == "NIMService":
+        for name, field in PROBES.items():
+            holder = spec.get(field) or {}
+            if holder.get("enabled", True) and isinstance(holder.get("probe"), MutableMapping):
+                yield name, holder["probe"]
+        return
+    if kind == "InferenceService":
+        model = (spec.get("predictor") or {}).get("model")
+        containers = [model] if isinstance(model, MutableMapping) else []
+    else:
+        for template in serving_templates(manifest, workload):
+            containers += (template.get("spec") or {}).get("containers") or []
+    for container in containers:
+        for name, field in PROBES.items():
+            if isinstance(container.get(field), MutableMapping):
+                yield name, container[field]
+
+
+def apply_probes(scope: Construct, workload: str, probes: ProbesConfig, path: str) -> None:
+    """Tune the probes of every pod of ``scope`` (a workload chart) that serves ``workload``.
+
+    :param path: the config path of ``probes``, e.g. ``workloads[0].probes``.
+    :raises ConfigError: a probe configured that the kind renders on none of its serving containers.
+    """
+    if probes.empty:
+        return
+    found: set[str] = set()
+    for obj in (node for node in scope.node.find_all() if isinstance(node, cdk8s.ApiObject)):
+        manifest = obj.to_json()
+        tuned = False
+        for name, probe in _probes_of(manifest, workload):
+            tune(probe, name, probes)
+            found.add(name)
+            tuned = True
+        if tuned:
+            set_rendered(obj, manifest)
+    configured = {name for name in PROBES if not getattr(probes, name).empty}
+    missing = sorted(configured - found)
+    if not found:
+        missing = missing or ["handler"]
+    if missing:
+        raise ConfigError(
+            "probes",
+            [
+                Problem(
+                    f"{path}.{name}",
+                    "this workload's kind renders no such probe on its serving containers"
+                    + (f" (it renders {', '.join(sorted(found))})" if found else "")
+                    + " — remove it",
+                )
+                for name in missing
+            ],
+        )

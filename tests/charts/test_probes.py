@@ -1,0 +1,123 @@
+"""``workloads[].probes`` (issue 26 §2.6): GIVEN probe timing and shape on every workload of every kind's examples
+that renders probes, WHEN rendered, THEN every probe of every pod serving it — as it runs (our templates, KServe's
+predictor and the NIM operator's pods) — has that timing and shape, the startup probe keeps its budget, and the kinds
+whose operators probe the pods (Ray Serve, Dynamo) refuse it at the field."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+import yaml
+
+from inferstack.config import ConfigError, parse_config
+from inferstack.config.kinds import KINDS
+from tests.charts.test_pod_customization import render, running_pods, serving
+from tests.synth import ROOT
+
+#: Kinds whose operators probe the pods (they refuse ``probes``).
+OPERATOR_PROBED = ("ray_serve", "dynamo")
+EXAMPLES = sorted({e for name, kind in KINDS.items() if name not in OPERATOR_PROBED for e in kind.examples})
+PROBES = {
+    "scheme": "HTTPS",
+    "readiness": {"period_seconds": 7, "timeout_seconds": 3, "failure_threshold": 5, "initial_delay_seconds": 2},
+    "liveness": {"period_seconds": 31, "timeout_seconds": 9, "failure_threshold": 6},
+    "startup": {"period_seconds": 20, "timeout_seconds": 4},
+}
+FIELDS = {"readinessProbe": "readiness", "livenessProbe": "liveness", "startupProbe": "startup"}
+#: The probes a kind renders, where not all three: a KServe predictor's model container (readiness; in Standard mode
+#: also startup — the example runs Knative, whose progress deadline bounds the start), a NIMService (startup; the NIM
+#: operator's defaults otherwise).
+RENDERED = {"kserve": ("readiness",), "nim": ("startup",)}
+
+
+def config_with(example: str, probes: Mapping[str, Any], kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
+    data = yaml.safe_load((ROOT / "examples" / example).read_text())
+    for workload in data["workloads"]:
+        kind = workload.get("kind", "vllm")
+        if kinds is None or kind in kinds:
+            rendered = RENDERED.get(kind, tuple(FIELDS.values())) if kinds is not None else tuple(FIELDS.values())
+            workload["probes"] = {
+                k: copy.deepcopy(v) for k, v in probes.items() if k not in FIELDS.values() or k in rendered
+            }
+    return data
+
+
+def probes_of(objects: list[dict[str, Any]], workload: str) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    """``(where, field, probe)`` of every probe on a pod serving ``workload`` as it runs."""
+    for where, pod in running_pods(objects):
+        if serving(where, pod, workload):
+            for container in pod["spec"]["containers"]:
+                for field in FIELDS:
+                    if field in container:
+                        yield f"{where} {container['name']}", field, container[field]
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]]:
+    """example → (its data with probes, rendered with them, rendered without)."""
+    found = {}
+    for example in EXAMPLES:
+        kinds = tuple(n for n in KINDS if n not in OPERATOR_PROBED)
+        data = config_with(example, PROBES, kinds)
+        found[example] = (data, render(data), render(yaml.safe_load((ROOT / "examples" / example).read_text())))
+    return found
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_every_probe_of_a_serving_pod_has_the_configured_timing_and_shape(rendered, example):
+    data, objects, plain = rendered[example]
+    for workload in (w for w in data["workloads"] if "probes" in w):
+        tuned = list(probes_of(objects, workload["name"]))
+        before = {(where, field): probe for where, field, probe in probes_of(plain, workload["name"])}
+        assert tuned and len(tuned) == len(before), (example, workload["name"])
+        for where, field, probe in tuned:
+            original = before[(where, field)]
+            if "httpGet" in original:
+                assert probe["httpGet"]["scheme"] == "HTTPS", where
+                assert {k: v for k, v in probe["httpGet"].items() if k != "scheme"} == original["httpGet"], where
+            if field == "startupProbe":
+                assert probe["periodSeconds"] == 20 and probe["timeoutSeconds"] == 4, where
+                budget = original.get("periodSeconds", 10) * original.get("failureThreshold", 3)
+                assert budget <= probe["periodSeconds"] * probe["failureThreshold"] < budget + 20, where
+            else:
+                timing = PROBES[FIELDS[field]]
+                assert probe["periodSeconds"] == timing["period_seconds"], where
+                assert probe["timeoutSeconds"] == timing["timeout_seconds"], where
+                assert probe["failureThreshold"] == timing["failure_threshold"], where
+                assert probe.get("initialDelaySeconds") == timing.get("initial_delay_seconds"), where
+
+
+def test_a_tcp_probe_opens_the_same_port():
+    objects = render(config_with("vllm-gpu-tp4.yaml", {"handler": "tcp"}))
+    plain = render(yaml.safe_load((ROOT / "examples" / "vllm-gpu-tp4.yaml").read_text()))
+    before = {(w, f): p for w, f, p in probes_of(plain, "llama-70b")}
+    for where, field, probe in probes_of(objects, "llama-70b"):
+        assert "httpGet" not in probe and probe["tcpSocket"] == {"port": before[(where, field)]["httpGet"]["port"]}
+
+
+def test_without_probes_nothing_changes():
+    plain = render(yaml.safe_load((ROOT / "examples" / "tgi.yaml").read_text()))
+    assert render(config_with("tgi.yaml", {})) == plain
+
+
+@pytest.mark.parametrize("example", ["ray-llm-multi-model.yaml", "dynamo-disagg-efa.yaml"])
+def test_kinds_whose_operator_probes_the_pods_refuse_probes(example):
+    with pytest.raises(ConfigError) as raised:
+        parse_config(config_with(example, {"readiness": {"period_seconds": 5}}))
+    assert "workloads[0].probes" in str(raised.value) and "probes" in str(raised.value)
+
+
+def test_a_probe_the_kind_does_not_render_is_a_named_error():
+    """A KServe predictor has readiness and startup probes, no liveness: tuning one is an error, not invented."""
+    with pytest.raises(ConfigError) as raised:
+        render(config_with("kserve-scale-to-zero.yaml", {"liveness": {"period_seconds": 30}}))
+    assert "workloads[0].probes.liveness" in str(raised.value) and "renders no such probe" in str(raised.value)
+
+
+def test_tcp_with_https_is_refused_at_the_field():
+    with pytest.raises(ConfigError) as raised:
+        parse_config(config_with("tgi.yaml", {"handler": "tcp", "scheme": "HTTPS"}))
+    assert "workloads[0].probes" in str(raised.value) and "needs handler http" in str(raised.value)
