@@ -104,6 +104,10 @@ VLLM = _vllm_like(
 #: vllm.v1.metrics.ray_wrappers.RayPrometheusStatLogger; ``log_engine_metrics`` defaults to True). Scraped on the
 #: Ray metrics port 8080. Read at Ray 2.52; the pinned 2.58 was not re-read (?).
 RAY_VLLM = _vllm_like("ray_vllm_", "ray-serve-llm", "2.52.0", "Ray 2.52.0 wheel + vllm ray_wrappers.py")
+#: SGLang's queue depth: the gauge ``sglang:num_queue_reqs`` ("The number of requests in the waiting queue."), exported
+#: with ``--enable-metrics`` on the serving port's ``/metrics`` — read in the sglang 0.5.19 wheel from PyPI
+#: (``sglang-0.5.19-cp311-cp311-manylinux_2_34_x86_64.whl``, ``srt/observability/metrics_collector.py:283-288``).
+SGLANG_QUEUE = "sglang:num_queue_reqs"
 #: NVIDIA NIM for LLMs 1.x on ``/v1/metrics`` (the operator's ServiceMonitor scrapes it on port ``api``):
 #: unprefixed names, ``gpu_cache_usage_perc`` for KV use, ``time_per_output_token_seconds`` for inter-token latency
 #: (docs.nvidia.com/nim/large-language-models, "Observability"). NIM 2.x (vLLM inside) is not confirmed (?).

@@ -4,8 +4,10 @@ resources, placement, startup budget and replicas, and the primary model's volum
 from __future__ import annotations
 
 from inferstack.charts.workload import StorageRefs, WorkloadChart, pod_placement
+from inferstack.config.engine import AutoscalingConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.engine import EnginePlacement
+from inferstack.constructs.pod import Autoscaling
 from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
 from inferstack.plan import ResolvedWorkload
 
@@ -28,6 +30,19 @@ def engine_placement(chart: WorkloadChart, resolved: ResolvedWorkload, refs: Sto
         monitoring=workload.monitoring,
         mounts=loading.mounts if loading else (),
         init_containers=chart.wait_for_model(resolved, refs) if resolved.models else (),
+    )
+
+
+def autoscaling_props(scaling: AutoscalingConfig | None) -> Autoscaling | None:
+    """``workloads[].autoscaling`` as the serving pod's :class:`Autoscaling` (None without it)."""
+    if scaling is None:
+        return None
+    return Autoscaling(
+        kind=scaling.kind.value,
+        min_replicas=scaling.min_replicas,
+        max_replicas=scaling.max_replicas,
+        target_waiting_requests=scaling.target_waiting_requests,
+        prometheus_url=scaling.prometheus_url,
     )
 
 

@@ -7,15 +7,19 @@ from __future__ import annotations
 
 from cdk8s_plus_36 import k8s
 
-from inferstack.charts.engine import engine_placement, hub_env, optional_flags
+from inferstack.catalog.metrics import SGLANG_QUEUE
+from inferstack.charts.engine import autoscaling_props, engine_placement, hub_env, optional_flags
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.sglang import SglangEngineConfig, SglangWorkloadConfig
 from inferstack.config.workloads import ModelSourceType
 from inferstack.constructs.engine import EngineServer, EngineSpec
+from inferstack.constructs.pod import QueueMetric
 from inferstack.plan import ResolvedWorkload
 
 PORT = 30000
 HOME = "/home/sglang"
+#: What autoscaling scales on: SGLang's waiting requests (needs ``--enable-metrics``, always passed).
+QUEUE = QueueMetric(prometheus=SGLANG_QUEUE, pods=SGLANG_QUEUE.replace(":", "_"))
 
 
 def sglang_args(engine: SglangEngineConfig) -> list[str]:
@@ -74,7 +78,13 @@ class SglangChart(WorkloadChart):
             home=HOME,
             user="sglang",
             env=[*loading.env, *(k8s.EnvVar(name=k, value=v) for k, v in env.items())],
+            queue_metric=QUEUE,
         )
         self.server = EngineServer(
-            self, "sglang", spec, engine_placement(self, resolved, refs), owner=f"SglangServer {workload.name!r}"
+            self,
+            "sglang",
+            spec,
+            engine_placement(self, resolved, refs),
+            owner=f"SglangServer {workload.name!r}",
+            autoscaling=autoscaling_props(workload.autoscaling),
         )

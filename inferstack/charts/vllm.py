@@ -8,6 +8,7 @@ from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import NEURON_SCHEDULER
+from inferstack.charts.engine import autoscaling_props
 from inferstack.charts.workload import StorageRefs, WorkloadChart, pod_placement
 from inferstack.config.aibrix import AibrixConfig
 from inferstack.config.engine import DEFAULT_MAX_MODEL_LEN, VllmEngineConfig, flags_version_of
@@ -27,7 +28,7 @@ from inferstack.constructs.neuron import (
     neuron_kv_cache,
 )
 from inferstack.constructs.pod.mounts import Mount, empty_dir
-from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS, Autoscaling, EngineArgs, VllmServer, VllmServerProps
+from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS, EngineArgs, VllmServer, VllmServerProps
 from inferstack.plan import ResolvedWorkload
 from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 
@@ -175,7 +176,6 @@ class VllmChart(WorkloadChart):
             )
         else:
             init = self.wait_for_model(resolved, refs)
-        scaling = workload.autoscaling
         fields = server_fields(resolved, scheduler_name=NEURON_SCHEDULER if neuron else None)
         if workload.aibrix is not None:
             fields, engine_args, env = self._aibrix(workload, workload.aibrix, fields, engine_args, env)
@@ -189,15 +189,7 @@ class VllmChart(WorkloadChart):
                 engine=engine_args,
                 env=env,
                 init_containers=init,
-                autoscaling=Autoscaling(
-                    kind=scaling.kind.value,
-                    min_replicas=scaling.min_replicas,
-                    max_replicas=scaling.max_replicas,
-                    target_waiting_requests=scaling.target_waiting_requests,
-                    prometheus_url=scaling.prometheus_url,
-                )
-                if scaling
-                else None,
+                autoscaling=autoscaling_props(workload.autoscaling),
             ),
         )
 

@@ -250,13 +250,15 @@ class VllmEngineConfig(StrictModel):
 
 class AutoscalerKind(StrEnum):
     KEDA = "keda"
-    """KEDA ScaledObject on ``vllm:num_requests_waiting`` (Prometheus). Default."""
+    """KEDA ScaledObject on the engine's queue gauge (Prometheus): ``vllm:num_requests_waiting``,
+    ``sglang:num_queue_reqs``. Default."""
     HPA = "hpa"
-    """HorizontalPodAutoscaler on the pods metric ``vllm:num_requests_waiting`` (needs a metrics adapter)."""
+    """HorizontalPodAutoscaler on that gauge as a pods metric (``vllm_num_requests_waiting``,
+    ``sglang_num_queue_reqs``; needs a metrics adapter)."""
 
 
 class AutoscalingConfig(StrictModel):
-    """Scale replicas on queue depth."""
+    """Scale replicas on queue depth (kinds ``vllm`` and ``sglang``; the others refuse it at the field)."""
 
     kind: AutoscalerKind = AutoscalerKind.KEDA
     """``keda`` (default; queries Prometheus) or ``hpa`` (needs a custom-metrics adapter)."""

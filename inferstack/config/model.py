@@ -481,9 +481,9 @@ class ObservabilityConfig(StrictModel):
     """How long that group keeps events, days: one of CloudWatch Logs' values (1, 3, 5, 7, 14, 30, 60, 90, 120, 150,
     180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653). Default 30."""
     custom_metrics_adapter: bool = False
-    """The cluster runs a custom-metrics adapter (e.g. prometheus-adapter) that serves the pods metric
-    ``vllm_num_requests_waiting`` to the HPA. inferstack does not install one; ``autoscaling.kind: hpa`` needs
-    this set (rule AUTOSCALING-HPA-ADAPTER). Default off."""
+    """The cluster runs a custom-metrics adapter (e.g. prometheus-adapter) that serves the pods metrics
+    ``vllm_num_requests_waiting`` (and ``sglang_num_queue_reqs`` for SGLang) to the HPA. inferstack does not install
+    one; ``autoscaling.kind: hpa`` needs this set (rule AUTOSCALING-HPA-ADAPTER). Default off."""
 
     @field_validator("log_retention_days")
     @classmethod

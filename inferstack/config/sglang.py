@@ -103,12 +103,6 @@ class SglangWorkloadConfig(SingleModelWorkload):
                 "carry — use s3_mount (Mountpoint), fsx, hf or image",
                 {"field": "model.source.type"},
             )
-        if self.autoscaling is not None:
-            raise PydanticCustomError(
-                "sglang_autoscaling",
-                "not available for sglang: its queue metric is not wired by inferstack — set replicas",
-                {"field": "autoscaling"},
-            )
         return self
 
     @property

@@ -6,22 +6,33 @@ field by field."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from constructs import Construct
 
-from inferstack.constructs.pod import EnginePlacement, EngineSpec, ServingPodProps, ServingWorkload
+from inferstack.constructs.pod import Autoscaling, EnginePlacement, EngineSpec, ServingPodProps, ServingWorkload
 
 __all__ = ["EnginePlacement", "EngineServer", "EngineSpec"]
 
 
 class EngineServer(Construct):
-    """Deployment + Service + PodDisruptionBudget (+ PodMonitor) of one engine (:class:`ServingWorkload`)."""
+    """Deployment + Service + PodDisruptionBudget (+ PodMonitor, + ScaledObject/HPA) of one engine
+    (:class:`ServingWorkload`)."""
 
     def __init__(
-        self, scope: Construct, construct_id: str, spec: EngineSpec, placement: EnginePlacement, *, owner: str
+        self,
+        scope: Construct,
+        construct_id: str,
+        spec: EngineSpec,
+        placement: EnginePlacement,
+        *,
+        owner: str,
+        autoscaling: Autoscaling | None = None,
     ) -> None:
+        """:param autoscaling: scale on ``spec.queue_metric`` (a KEDA ScaledObject or an HPA). Default none."""
         super().__init__(scope, construct_id)
         self.spec, self.placement = spec, placement
-        pod = ServingPodProps.of(spec, placement)
+        pod = dataclasses.replace(ServingPodProps.of(spec, placement), autoscaling=autoscaling)
         self.workload = ServingWorkload(self, "pod", pod, owner=owner)
         self.deployment = self.workload.deployment
         self.service = self.workload.service

@@ -13,6 +13,7 @@ from inferstack.config.sglang import SglangWorkloadConfig
 from inferstack.config.tgi import TgiWorkloadConfig
 from inferstack.config.workloads import WorkloadBase
 from inferstack.plan import ResolvedPool, ResolvedWorkload, Role, server_role, workload_plan
+from inferstack.plan.autoscaler import autoscaler_operators
 from inferstack.plan.names import server_service_account
 from inferstack.plan.placement import pod_plan
 
@@ -25,7 +26,9 @@ def plan_sglang(
 ) -> ResolvedWorkload:
     assert isinstance(workload, SglangWorkloadConfig)
     server = server_role(config, pools, workload, ranks=workload.ranks)
-    return workload_plan(config, pools, index, workload, roles={"server": server}, image=ENGINE_IMAGES["sglang"])
+    image = ENGINE_IMAGES["sglang"]
+    operators = autoscaler_operators(workload)
+    return workload_plan(config, pools, index, workload, roles={"server": server}, image=image, operators=operators)
 
 
 def plan_tgi(

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.config.engine import AutoscalerKind
 from inferstack.config.model import InferstackConfig
 from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
 from inferstack.config.workloads import VllmWorkloadConfig, WorkloadBase
 from inferstack.plan import ResolvedPool, ResolvedWorkload, Role, server_role, workload_plan
+from inferstack.plan.autoscaler import autoscaler_operators
 from inferstack.plan.names import needs_reader, server_service_account
 from inferstack.plan.placement import pod_plan
 
@@ -22,11 +22,6 @@ LMCACHE_HEADROOM_GIB = 16
 def _min_memory_gib(workload: VllmWorkloadConfig) -> float:
     lmcache = workload.engine.lmcache
     return lmcache.cpu_cache_gib + LMCACHE_HEADROOM_GIB if lmcache is not None else 0
-
-
-def _operators(workload: VllmWorkloadConfig) -> frozenset[str]:
-    scaling = workload.autoscaling
-    return frozenset({"keda"}) if scaling is not None and scaling.kind is AutoscalerKind.KEDA else frozenset()
 
 
 def plan_vllm(
@@ -42,7 +37,7 @@ def plan_vllm(
         workload,
         roles={"server": server},
         image=workload.image(accelerator),
-        operators=_operators(workload),
+        operators=autoscaler_operators(workload),
         compiles=accelerator is AcceleratorKind.NEURON,  # the Neuron compile Job stores its artifacts
     )
 

@@ -1,9 +1,11 @@
 """Autoscaling rules: an autoscaler inferstack renders must be able to act.
 
-* AUTOSCALING-ZERO — KEDA scales on ``vllm:num_requests_waiting``, which only running vLLM pods report; at zero
-  replicas the query is empty and KEDA never scales up again.
-* AUTOSCALING-HPA-ADAPTER — an HPA on the pods metric ``vllm_num_requests_waiting`` needs a custom-metrics adapter
-  serving it (inferstack installs none): without one the HPA reports ``FailedGetPodsMetric`` and never scales.
+* AUTOSCALING-ZERO — KEDA scales on the engine's queue gauge (vLLM's ``vllm:num_requests_waiting``, SGLang's
+  ``sglang:num_queue_reqs``), which only running pods report; at zero replicas the query is empty and KEDA never
+  scales up again.
+* AUTOSCALING-HPA-ADAPTER — an HPA on that pods metric (``vllm_num_requests_waiting``, ``sglang_num_queue_reqs``)
+  needs a custom-metrics adapter serving it (inferstack installs none): without one the HPA reports
+  ``FailedGetPodsMetric`` and never scales.
 * AUTOSCALING-METRICS — both scale on what Prometheus scrapes from the workload's PodMonitor: with
   ``monitoring: false`` (or no Prometheus at the default URL) there is no metric to scale on.
 """
@@ -13,9 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inferstack.catalog.kubernetes import PROMETHEUS_URL
+from inferstack.catalog.metrics import SGLANG_QUEUE
 from inferstack.config.engine import AutoscalerKind
 from inferstack.config.model import InferstackConfig
 from inferstack.rules.base import Finding, Rule
+
+#: The queue gauge each autoscalable kind scales on (what the engine exports; inferstack.catalog.metrics).
+QUEUE_METRICS = {"vllm": "vllm:num_requests_waiting", "sglang": SGLANG_QUEUE}
 
 ZERO = "AUTOSCALING-ZERO"
 HPA_ADAPTER = "AUTOSCALING-HPA-ADAPTER"
@@ -29,8 +35,9 @@ def check_zero(config: InferstackConfig) -> Iterator[Finding]:
             yield Finding(
                 rule=ZERO,
                 path=f"workloads[{index}].autoscaling.min_replicas",
-                message="0 — KEDA scales on vllm:num_requests_waiting, which only running vLLM pods report; at zero "
-                "replicas the metric is gone and nothing ever scales the workload up again",
+                message=f"0 — KEDA scales on {QUEUE_METRICS.get(workload.kind, 'the engine queue')}, which only "
+                "running pods report; at zero replicas the metric is gone and nothing ever scales the workload up "
+                "again",
                 fix="use min_replicas: 1 or more (scale-to-zero needs a request-driven activator, e.g. KServe with "
                 "Knative)",
             )
@@ -45,8 +52,9 @@ def check_hpa_adapter(config: InferstackConfig) -> Iterator[Finding]:
             yield Finding(
                 rule=HPA_ADAPTER,
                 path=f"workloads[{index}].autoscaling.kind",
-                message="hpa — the HPA reads the pods metric vllm_num_requests_waiting from the custom metrics API, "
-                "and no custom-metrics adapter is declared; the HPA would never scale",
+                message="hpa — the HPA reads the pods metric "
+                f"{QUEUE_METRICS.get(workload.kind, 'of the engine queue').replace(':', '_')} from the custom metrics "
+                "API, and no custom-metrics adapter is declared; the HPA would never scale",
                 fix="use kind: keda (queries Prometheus directly), or install an adapter that serves the metric and "
                 "set observability.custom_metrics_adapter: true",
             )
@@ -63,8 +71,8 @@ def check_metrics(config: InferstackConfig) -> Iterator[Finding]:
             yield Finding(
                 rule=METRICS,
                 path=f"{path}.monitoring",
-                message="false — the autoscaler scales on vLLM's metrics, which nothing scrapes without the "
-                "workload's PodMonitor",
+                message=f"false — the autoscaler scales on {QUEUE_METRICS.get(workload.kind, 'the engine queue')}, "
+                "which nothing scrapes without the workload's PodMonitor",
                 fix="set monitoring: true, or remove autoscaling",
             )
         elif (

@@ -1,0 +1,72 @@
+"""SGLang autoscaling (issue 26: autoscaling beyond vLLM): GIVEN ``autoscaling`` on an ``sglang`` workload, THEN a KEDA
+ScaledObject (or an HPA) scales its Deployment on SGLang's own queue gauge, ``sglang:num_queue_reqs`` (the 0.5.19
+wheel's metrics_collector.py), which the server exports only with ``--enable-metrics`` — always passed — and the
+autoscaling rules name that gauge."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from inferstack.charts.workload import StorageRefs
+from inferstack.config import parse_config
+from inferstack.plan.workloads import workloads_plan
+from inferstack.rules import evaluate
+from inferstack.stacks.workloads import render_workloads
+from tests.synth import ROOT, SYNC_IMAGE
+
+REFS = StorageRefs(region="us-west-2", bucket="team-models", sync_image=SYNC_IMAGE)
+
+
+def config(**scaling):
+    data = yaml.safe_load((ROOT / "examples" / "sglang-structured.yaml").read_text())
+    data["workloads"][0].pop("replicas", None)
+    data["workloads"][0]["autoscaling"] = scaling
+    return parse_config(data)
+
+
+def objects(**scaling) -> list[dict]:
+    (item,) = render_workloads(workloads_plan(config(**scaling)), None, REFS)
+    return item.manifest
+
+
+def test_keda_scales_the_deployment_on_sglangs_queue():
+    rendered = objects(min_replicas=1, max_replicas=3, target_waiting_requests=8)
+    (scaled,) = [o for o in rendered if o["kind"] == "ScaledObject"]
+    (deployment,) = [o for o in rendered if o["kind"] == "Deployment"]
+    assert scaled["spec"]["scaleTargetRef"]["name"] == deployment["metadata"]["name"]
+    assert (scaled["spec"]["minReplicaCount"], scaled["spec"]["maxReplicaCount"]) == (1, 3)
+    (trigger,) = scaled["spec"]["triggers"]
+    assert trigger["type"] == "prometheus" and trigger["metadata"]["query"].startswith("sum(sglang:num_queue_reqs{")
+    assert 'namespace="sglang"' in trigger["metadata"]["query"] and trigger["metadata"]["threshold"] == "8"
+    engine = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert "--enable-metrics" in engine["args"]  # without it the gauge does not exist and nothing scales
+
+
+def test_an_hpa_reads_the_pods_metric():
+    (hpa,) = [o for o in objects(kind="hpa") if o["kind"] == "HorizontalPodAutoscaler"]
+    (metric,) = hpa["spec"]["metrics"]
+    assert metric["pods"]["metric"]["name"] == "sglang_num_queue_reqs"
+
+
+@pytest.mark.parametrize(
+    ("scaling", "rule", "words"),
+    [
+        ({"min_replicas": 0}, "AUTOSCALING-ZERO", "sglang:num_queue_reqs"),
+        ({"kind": "hpa"}, "AUTOSCALING-HPA-ADAPTER", "sglang_num_queue_reqs"),
+    ],
+)
+def test_the_rules_name_sglangs_gauge(scaling, rule, words):
+    (finding,) = [f for f in evaluate(config(**scaling)).errors if f.rule == rule]
+    assert words in finding.message
+
+
+def test_keda_is_installed_before_the_scaled_object():
+    """The ScaledObject is KEDA's custom resource: the plan lists KEDA among the operators the workload needs (the
+    workloads stack installs it, and applies the workload after it); an HPA needs none."""
+    from inferstack.plan import resolve
+
+    (keda,) = resolve(config(min_replicas=1)).workloads
+    assert "keda" in keda.operators
+    (hpa,) = resolve(config(kind="hpa")).workloads
+    assert "keda" not in hpa.operators
