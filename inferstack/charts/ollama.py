@@ -41,8 +41,12 @@ PULL_HOST = f"127.0.0.1:{PORT}"
 
 def pull_command(models: tuple[str, ...]) -> list[str]:
     """The init container: start a server on the loopback, wait until it answers (or fail if it exits), pull each
-    model (the CLI talks to ``OLLAMA_HOST``), stop the server and exit with the pulls' status."""
-    pulls = " && ".join(f"/bin/ollama pull {shlex.quote(model)}" for model in models)
+    model (the CLI talks to ``OLLAMA_HOST``) — a model whose pull fails but which the store holds already (the
+    registry unreachable at a restart) is kept — stop the server and exit with the pulls' status."""
+    pulls = " && ".join(
+        f"{{ /bin/ollama pull {shlex.quote(model)} || /bin/ollama show {shlex.quote(model)} >/dev/null; }}"
+        for model in models
+    )
     return [
         "/bin/sh",
         "-c",

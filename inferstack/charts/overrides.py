@@ -37,6 +37,7 @@ from inferstack.charts.override_refusals import (
 )
 from inferstack.charts.rendered import set_rendered
 from inferstack.config.errors import ConfigError, Problem
+from inferstack.constructs.batch import content_name
 from inferstack.constructs.dynamo import graph_version_problems
 
 #: Patch paths that would break what refers to the object or what the rules judged, with the config field to use.
@@ -214,6 +215,11 @@ def apply_overrides(
         if unaccepted:
             problems += [Problem(f"{where}.{r.path}", r.message(key)) for r in unaccepted]
             continue
+        before = rendered[id(target)]
+        if target.kind == "Job" and before["metadata"]["name"] != target.name and merged["spec"] != before["spec"]:
+            # a content-named Job (constructs.batch.script_job): its pod template is immutable, so a template the
+            # override changed is a new Job — named from the old name and the merged spec, stable across deploys
+            merged["metadata"]["name"] = content_name(target.name, before["metadata"]["name"], merged["spec"])
         set_rendered(target, merged)
     parent = path.rpartition(".")[0]
     where = f"{parent}.{ACKNOWLEDGEMENTS}" if parent else ACKNOWLEDGEMENTS

@@ -29,9 +29,17 @@ TIMING = {
 }
 
 
+class PortlessProbeError(ValueError):
+    """A probe without a port (Knative fills in the user container's for ``httpGet``): ``tcp`` cannot name one."""
+
+
 def tune(probe: MutableMapping[str, Any], name: str, config: ProbesConfig) -> None:
-    """Apply ``config`` to ``probe`` (a rendered Kubernetes Probe, edited in place), which is the ``name`` one."""
+    """Apply ``config`` to ``probe`` (a rendered Kubernetes Probe, edited in place), which is the ``name`` one.
+
+    :raises PortlessProbeError: ``handler: tcp`` on an ``httpGet`` probe that names no port."""
     if config.handler is ProbeHandler.TCP and "httpGet" in probe:
+        if "port" not in probe["httpGet"]:
+            raise PortlessProbeError(name)
         probe["tcpSocket"] = {"port": probe.pop("httpGet")["port"]}
     elif config.scheme is ProbeScheme.HTTPS and "httpGet" in probe:
         probe["httpGet"]["scheme"] = "HTTPS"
@@ -85,7 +93,20 @@ def apply_probes(scope: Construct, workload: str, probes: ProbesConfig, path: st
         manifest = obj.to_json()
         tuned = False
         for name, probe in _probes_of(manifest, workload):
-            tune(probe, name, probes)
+            try:
+                tune(probe, name, probes)
+            except PortlessProbeError:
+                raise ConfigError(
+                    "probes",
+                    [
+                        Problem(
+                            f"{path}.handler",
+                            f"tcp — the {name} probe of {obj.kind}/{obj.name} names no port (Knative fills in the "
+                            "container's for httpGet only): keep handler http",
+                            "tcp",
+                        )
+                    ],
+                ) from None
             found.add(name)
             tuned = True
         if tuned:
@@ -100,7 +121,8 @@ def apply_probes(scope: Construct, workload: str, probes: ProbesConfig, path: st
             [
                 Problem(
                     f"{path}.{name}",
-                    "this workload's kind renders no such probe on its serving containers"
+                    "this workload's kind renders no such probe of its own on its serving containers (an "
+                    "operator's default probe, e.g. a NIMService's readiness, is tuned through overrides)"
                     + (f" (it renders {', '.join(sorted(found))})" if found else "")
                     + " — remove it",
                 )

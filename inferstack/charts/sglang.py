@@ -18,8 +18,11 @@ from inferstack.plan import ResolvedWorkload
 
 PORT = 30000
 HOME = "/home/sglang"
-#: What autoscaling scales on: SGLang's waiting requests (needs ``--enable-metrics``, always passed).
-QUEUE = QueueMetric(prometheus=SGLANG_QUEUE, pods=SGLANG_QUEUE.replace(":", "_"))
+#: What autoscaling scales on: SGLang's waiting requests (needs ``--enable-metrics``, always passed). With priority
+#: scheduling the total is the ``priority=""`` series and each priority has its own (metrics_collector.py
+#: ``_log_gauge_queue_count``, 0.5.19 wheel): the matcher keeps the sum to the totals (it also matches a series
+#: without the label).
+QUEUE = QueueMetric(prometheus=SGLANG_QUEUE, pods=SGLANG_QUEUE.replace(":", "_"), matchers='priority=""')
 
 
 def sglang_args(engine: SglangEngineConfig) -> list[str]:

@@ -539,8 +539,11 @@ class InferstackConfig(StrictModel):
     """Prefix of every stack name and the default cluster name. Default ``inferstack``."""
     env: EnvironmentConfig = EnvironmentConfig()
     """Target account/region. Default: environment-agnostic."""
-    tags: dict[str, str] = Field(default_factory=dict)
-    """Tags applied to every taggable AWS resource. Default none (``inferstack:platform`` is always added)."""
+    tags: dict[str, str] = Field(default_factory=dict, max_length=40)
+    """Tags applied to every taggable AWS resource, Karpenter's instances and volumes included (their EC2NodeClasses'
+    ``spec.tags``: changing a tag there drifts every node of the pool, which Karpenter replaces within its disruption
+    budgets). At most 40: EC2 allows 50 per resource, and Karpenter and inferstack add theirs. Default none
+    (``inferstack:platform`` is always added)."""
     network: NetworkConfig = NetworkConfig()
     """The VPC."""
     cluster: ClusterConfig = ClusterConfig()

@@ -46,6 +46,10 @@ RESERVED_BARE_KEYS = frozenset({"app", "component"})
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: What the serving pod sets for every kind (the shared pod's HOME, USER, LOGNAME).
 RESERVED_ENV = frozenset({"HOME", "USER", "LOGNAME"})
+#: Switches that open an engine's control endpoints on its serving port, which every admitted client reaches:
+#: vLLM's runtime LoRA loading (inferstack sets it only with AIBrix, whose pods admit no client) and its
+#: development endpoints (``VLLM_SERVER_DEV_MODE``: /reset_prefix_cache, /sleep, /collective_rpc…).
+CONTROL_ENV = frozenset({"VLLM_ALLOW_RUNTIME_LORA_UPDATING", "VLLM_SERVER_DEV_MODE"})
 
 
 def _reserved(key: str, what: str) -> None:
@@ -113,6 +117,13 @@ class PodConfig(StrictModel):
                     "env_name",
                     "{name} is not an environment variable name — letters, digits and '_', not starting with a "
                     "digit, e.g. OTEL_SERVICE_NAME",
+                    {"name": name},
+                )
+            if name in CONTROL_ENV:
+                raise PydanticCustomError(
+                    "env_control",
+                    "{name} opens the engine's control endpoints on the serving port, which every client the "
+                    "workload admits reaches — runtime LoRA comes with aibrix (its pods admit no client)",
                     {"name": name},
                 )
             if name in RESERVED_ENV:

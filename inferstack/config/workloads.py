@@ -24,7 +24,7 @@ from inferstack.config.engine import (
     flags_version_of,
 )
 from inferstack.config.pod import PodConfig
-from inferstack.config.probes import ProbesConfig
+from inferstack.config.probes import ProbeScheme, ProbesConfig
 from inferstack.config.secret_ref import SecretRef
 from inferstack.config.storage import check_prefix
 from inferstack.config.types import KubernetesName, ServiceName, check_plain
@@ -320,6 +320,27 @@ class WorkloadBase(StrictModel):
                 "its own",
             )
         return value
+
+    @model_validator(mode="after")
+    def _https_probes(self) -> WorkloadBase:
+        if self.probes.scheme is ProbeScheme.HTTPS:
+            callers = [
+                name
+                for name, on in (
+                    ("monitoring", self.monitoring),
+                    ("autoscaling", self.autoscaling is not None),
+                    ("bench", self.bench is not None),
+                )
+                if on
+            ]
+            if callers:
+                raise PydanticCustomError(
+                    "probes_https",
+                    "HTTPS — the pods would serve TLS, but {callers} call them over HTTP (the PodMonitor, the "
+                    "autoscaler's metric, the benchmark): turn those off, or keep scheme HTTP",
+                    {"callers": ", ".join(callers), "field": "probes.scheme"},
+                )
+        return self
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
         """Checks that need the platform (the pool's accelerator); raise ``PydanticCustomError`` with a ``field``

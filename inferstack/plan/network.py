@@ -121,7 +121,7 @@ def _clients(
             if namespace != workload.namespace or not config.network_policies.namespace_clients:
                 yield Peer(namespace=namespace, ports=paths.serving)
     for call in paths.calls:
-        yield Peer(namespace=call.namespace, ports=call.ports)
+        yield Peer(namespace=call.namespace, pods=call.pods, ports=call.ports)
 
 
 def _knative(workload: ResolvedWorkload) -> bool:

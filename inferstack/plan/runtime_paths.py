@@ -22,11 +22,13 @@ pinned versions:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from inferstack.catalog.kubernetes import (
     AIBRIX_CONTROLLER_NAMESPACE,
     AIBRIX_GATEWAY_NAMESPACE,
+    AIBRIX_GATEWAY_PODS,
     KNATIVE_NAMESPACE,
     KUBERAY_NAMESPACE,
     NIM_NAMESPACE,
@@ -58,6 +60,8 @@ class Call:
     namespace: str
     ports: tuple[int, ...]
     why: str
+    pods: Mapping[str, str] | None = None
+    """Only the pods of ``namespace`` with these labels call. Default None: every pod there."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,12 @@ def vllm_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Runtim
     aibrix = isinstance(config, VllmWorkloadConfig) and config.aibrix is not None
     calls = (
         (
-            Call(AIBRIX_GATEWAY_NAMESPACE, (VLLM_PORT,), "AIBrix's Envoy gateway routes requests to the pods"),
+            Call(
+                AIBRIX_GATEWAY_NAMESPACE,
+                (VLLM_PORT,),
+                "AIBrix's Envoy gateway routes requests to the pods",
+                pods=AIBRIX_GATEWAY_PODS,
+            ),
             Call(AIBRIX_CONTROLLER_NAMESPACE, (VLLM_PORT,), "AIBrix's controller loads adapters and scrapes"),
         )
         if aibrix

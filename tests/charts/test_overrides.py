@@ -185,3 +185,20 @@ def test_an_override_changes_its_field_and_nothing_else(example):
             expected = copy.deepcopy(obj)
             expected["metadata"].setdefault("annotations", {})["example.com/overridden"] = "yes"
             assert by_name[(obj["kind"], obj["metadata"]["name"])] == expected, (obj["kind"], obj["metadata"]["name"])
+
+
+def test_an_override_of_a_jobs_template_makes_a_new_job():
+    """A Job's pod template is immutable, so the model-sync Job is content-named (constructs.batch.content_name); an
+    override that changes its spec must rename it too, or the next deploy's apply fails on the existing Job."""
+
+    def sync_job(overrides: dict[str, Any]) -> str:
+        (job,) = [o for o in render(overrides) if o["kind"] == "Job"]
+        return str(job["metadata"]["name"])
+
+    plain = sync_job({})
+    one = sync_job({"Job": {"spec": {"template": {"metadata": {"annotations": {"example.com/rev": "1"}}}}}})
+    two = sync_job({"Job": {"spec": {"template": {"metadata": {"annotations": {"example.com/rev": "2"}}}}}})
+    assert len({plain, one, two}) == 3
+    assert one == sync_job({"Job": {"spec": {"template": {"metadata": {"annotations": {"example.com/rev": "1"}}}}}})
+    labelled = sync_job({"Job": {"metadata": {"labels": {"example.com/team": "ml"}}}})
+    assert labelled == plain  # the spec as rendered: the same Job

@@ -123,6 +123,8 @@ def test_without_a_pod_config_nothing_changes():
         ({"annotations": {"serving.kserve.io/deploymentMode": "Knative"}}, "pod.annotations", "kserve.io"),
         ({"env": {"HOME": "/tmp"}}, "pod.env", "set by the serving pod"),
         ({"env": {"2FA": "x"}}, "pod.env", "not an environment variable name"),
+        ({"env": {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"}}, "pod.env", "opens the engine's control endpoints"),
+        ({"env": {"VLLM_SERVER_DEV_MODE": "1"}}, "pod.env", "opens the engine's control endpoints"),
     ],
 )
 def test_keys_another_owner_sets_are_refused_at_the_field(pod, field, words):

@@ -21,12 +21,12 @@ from tests.synth import ROOT
 OPERATOR_PROBED = ("ray_serve", "dynamo")
 EXAMPLES = sorted({e for name, kind in KINDS.items() if name not in OPERATOR_PROBED for e in kind.examples})
 PROBES = {
-    "scheme": "HTTPS",
     "readiness": {"period_seconds": 7, "timeout_seconds": 3, "failure_threshold": 5, "initial_delay_seconds": 2},
     "liveness": {"period_seconds": 31, "timeout_seconds": 9, "failure_threshold": 6},
     "startup": {"period_seconds": 20, "timeout_seconds": 4},
 }
 FIELDS = {"readinessProbe": "readiness", "livenessProbe": "liveness", "startupProbe": "startup"}
+TIMED = ("periodSeconds", "timeoutSeconds", "failureThreshold", "initialDelaySeconds")
 #: The probes a kind renders, where not all three: a KServe predictor's model container (readiness; in Standard mode
 #: also startup — the example runs Knative, whose progress deadline bounds the start), a NIMService (startup; the NIM
 #: operator's defaults otherwise).
@@ -75,9 +75,9 @@ def test_every_probe_of_a_serving_pod_has_the_configured_timing_and_shape(render
         assert tuned and len(tuned) == len(before), (example, workload["name"])
         for where, field, probe in tuned:
             original = before[(where, field)]
-            if "httpGet" in original:
-                assert probe["httpGet"]["scheme"] == "HTTPS", where
-                assert {k: v for k, v in probe["httpGet"].items() if k != "scheme"} == original["httpGet"], where
+            assert {k: v for k, v in probe.items() if k not in TIMED} == {
+                k: v for k, v in original.items() if k not in TIMED
+            }, where  # the handler (path, port) as rendered
             if field == "startupProbe":
                 assert probe["periodSeconds"] == 20 and probe["timeoutSeconds"] == 4, where
                 budget = original.get("periodSeconds", 10) * original.get("failureThreshold", 3)
@@ -121,3 +121,29 @@ def test_tcp_with_https_is_refused_at_the_field():
     with pytest.raises(ConfigError) as raised:
         parse_config(config_with("tgi.yaml", {"handler": "tcp", "scheme": "HTTPS"}))
     assert "workloads[0].probes" in str(raised.value) and "needs handler http" in str(raised.value)
+
+
+def test_https_probes_keep_the_path_and_port():
+    data = config_with("tgi.yaml", {"scheme": "HTTPS"})
+    data["workloads"][0]["monitoring"] = False
+    objects = render(data)
+    plain = render(yaml.safe_load((ROOT / "examples" / "tgi.yaml").read_text()))
+    before = {(w, f): p for w, f, p in probes_of(plain, "tgi-llama")}
+    tuned = list(probes_of(objects, "tgi-llama"))
+    assert tuned
+    for where, field, probe in tuned:
+        assert probe["httpGet"] == {**before[(where, field)]["httpGet"], "scheme": "HTTPS"}
+
+
+def test_https_probes_are_refused_while_something_calls_the_pods_over_http():
+    """The PodMonitor, the autoscaler's metric and the benchmark call the pods over HTTP: HTTPS would break them."""
+    with pytest.raises(ConfigError) as raised:
+        parse_config(config_with("tgi.yaml", {"scheme": "HTTPS"}))
+    assert "workloads[0].probes.scheme" in str(raised.value) and "monitoring" in str(raised.value)
+
+
+def test_tcp_on_a_probe_without_a_port_is_a_named_error():
+    """A Knative predictor's probe names no port (Knative fills in the container's for httpGet only)."""
+    with pytest.raises(ConfigError) as raised:
+        render(config_with("kserve-scale-to-zero.yaml", {"handler": "tcp"}))
+    assert "workloads[0].probes.handler" in str(raised.value) and "names no port" in str(raised.value)

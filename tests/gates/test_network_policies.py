@@ -121,7 +121,7 @@ def test_app_paths_are_admitted(any_app):
             if target is not None:
                 assert all(connection_allowed(objects, client, pod, target) for pod in mine), (workload.name, target)
         for call in paths.calls:
-            caller = Pod(call.namespace, {"app": "operator"})
+            caller = Pod(call.namespace, dict(call.pods or {"app": "operator"}))
             for port in call.ports:
                 assert all(connection_allowed(objects, caller, pod, port) for pod in mine), (workload.name, call)
         if paths.downloads or paths.api_server:
@@ -316,6 +316,7 @@ def test_aibrix_pods_admit_the_gateway_not_the_clients(aibrix_app):
     for pod in pods_by_workload(objects)[(workload.namespace, workload.name)]:
         assert not connection_allowed(objects, client, pod, 8000)
         assert connection_allowed(objects, proxy, pod, 8000)
+        assert not connection_allowed(objects, other_proxy, pod, 8000)  # another team's Gateway there
     assert connection_allowed(objects, client, proxy, 10080)  # the listener's port 80 on the proxy pods
     assert not connection_allowed(objects, client, other_proxy, 10080)
     assert not connection_allowed(objects, client, proxy, 19000)  # Envoy's admin port

@@ -109,7 +109,7 @@ class TestOllama:
         pod = of_kind(objects["ollama-cpu"], "Deployment")["spec"]["template"]["spec"]
         (pull,) = [c for c in pod["initContainers"] if c["name"] == "pull-models"]
         script = pull["command"][-1]
-        assert "/bin/ollama pull qwen3:4b && /bin/ollama pull llama3.2:3b" in script
+        assert "{ /bin/ollama pull qwen3:4b || /bin/ollama show qwen3:4b >/dev/null; } && { /bin/ollama pull" in script
         env = {e["name"]: e["value"] for e in pull["env"]}
         assert env["OLLAMA_HOST"] == "127.0.0.1:11434"  # its server is never reachable from outside the pod
         assert env["NVIDIA_VISIBLE_DEVICES"] == "void"  # the image's `all` would hand it the node's GPUs
@@ -132,10 +132,13 @@ class TestOllama:
         env = {e["name"]: e.get("value") for e in container(objects["ollama-cpu"])["env"]}
         assert env["OLLAMA_NOPRUNE"] == "true"  # Serve prunes the store at start otherwise (routes.go:1963)
 
-    @pytest.mark.parametrize(("pulls", "status"), [(("ok:1", "ok:2"), 0), (("ok:1", "missing:1"), 1)])
+    @pytest.mark.parametrize(
+        ("pulls", "status"), [(("ok:1", "ok:2"), 0), (("ok:1", "missing:1"), 1), (("ok:1", "stored:1"), 0)]
+    )
     def test_the_pull_script_waits_pulls_stops_the_server_and_reports(self, tmp_path, pulls, status):
         """The init container's shell, run against a stand-in ``ollama``: it waits for the server, pulls in order,
-        stops the server and exits with the pulls' status (a failed pull fails the pod, never serves half a set)."""
+        stops the server and exits with the pulls' status (a failed pull fails the pod, never serves half a set) —
+        unless the store holds that model already (``ollama show``: the registry unreachable at a restart)."""
         import subprocess
 
         from inferstack.charts.ollama import pull_command
@@ -149,7 +152,8 @@ class TestOllama:
             '  serve) trap \'echo stopped >> "$log"; exit 0\' TERM; echo serving >> "$log";'
             " while :; do sleep 0.1; done ;;\n"
             '  ps) grep -q serving "$log" ;;\n'
-            '  pull) echo "pull $2" >> "$log"; case "$2" in missing*) exit 1 ;; esac ;;\n'
+            '  pull) echo "pull $2" >> "$log"; case "$2" in missing*|stored*) exit 1 ;; esac ;;\n'
+            '  show) case "$2" in stored*) exit 0 ;; *) exit 1 ;; esac ;;\n'
             "esac\n"
         )
         fake.chmod(0o755)

@@ -39,6 +39,8 @@ def test_keda_scales_the_deployment_on_sglangs_queue():
     (trigger,) = scaled["spec"]["triggers"]
     assert trigger["type"] == "prometheus" and trigger["metadata"]["query"].startswith("sum(sglang:num_queue_reqs{")
     assert 'namespace="sglang"' in trigger["metadata"]["query"] and trigger["metadata"]["threshold"] == "8"
+    # with priority scheduling the total is the priority="" series (each priority has one too): sum the totals
+    assert trigger["metadata"]["query"].endswith(',priority=""})')
     engine = deployment["spec"]["template"]["spec"]["containers"][0]
     assert "--enable-metrics" in engine["args"]  # without it the gauge does not exist and nothing scales
 

@@ -43,6 +43,9 @@ class QueueMetric:
     """e.g. ``vllm:num_requests_waiting`` (KEDA's Prometheus query)."""
     pods: str
     """e.g. ``vllm_num_requests_waiting`` (the HPA's pods metric, as an adapter exposes it)."""
+    matchers: str = ""
+    """More label matchers of KEDA's query, e.g. ``priority=""`` (SGLang's total, not its per-priority series).
+    Default none."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -454,7 +457,9 @@ class ServingWorkload(Construct):
         self, props: ServingPodProps, scaling: Autoscaling, metric: QueueMetric, labels: dict[str, str]
     ) -> None:
         if scaling.kind == "keda":
-            query = f'sum({metric.prometheus}{{namespace="{props.namespace}",pod=~"{props.name}-[a-z0-9]+-[a-z0-9]+"}})'
+            extra = f",{metric.matchers}" if metric.matchers else ""
+            pods = f'namespace="{props.namespace}",pod=~"{props.name}-[a-z0-9]+-[a-z0-9]+"'
+            query = f"sum({metric.prometheus}{{{pods}{extra}}})"
             manifest: dict[str, Any] = {
                 "apiVersion": "keda.sh/v1alpha1",
                 "kind": "ScaledObject",
