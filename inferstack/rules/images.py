@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from inferstack.catalog.engine_flags import VLLM_VERSIONS, vllm_flags
 from inferstack.catalog.images import image_facts
+from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import NixlBackend
 from inferstack.plan import resolve
@@ -80,8 +81,8 @@ def check_accelerator(config: InferstackConfig) -> Iterator[Finding]:
 def check_multinode_flags(config: InferstackConfig) -> Iterator[Finding]:
     oldest = min((v for v in VLLM_VERSIONS if _has_flags(v)), key=_version)
     for resolved in resolve(config).workloads:
-        if resolved.kind != "vllm_multinode":
-            continue
+        if resolved.kind != "vllm_multinode" or resolved.pool.accelerator is not AcceleratorKind.NVIDIA:
+            continue  # MULTINODE-ACCELERATOR refuses the other pools (their default image is not a multi-node one)
         facts = image_facts(resolved.image)
         version = facts.vllm_version if facts is not None else None
         if version is None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from inferstack.catalog.images import ImageFacts, image_facts
-from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.instances import AcceleratorKind, largest
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
@@ -37,6 +37,20 @@ def _workloads(config: InferstackConfig) -> Iterator[tuple[str, VllmMultinodeWor
             yield path, workload
 
 
+def _one_neuron_node_fix(workload: VllmMultinodeWorkloadConfig) -> str:
+    """Use a GPU pool — or one Neuron node, only when the largest Neuron instance holds the weights at all."""
+    top = largest(AcceleratorKind.NEURON)
+    weights = workload.model.arch.weights_gib
+    memory = top.accelerator_count * top.accelerator_memory_mib / 1024 if top is not None else 0
+    if top is not None and weights < memory:
+        return f"use a GPU pool, or kind: vllm on one Neuron node (up to {top.name}, {memory:g} GiB)"
+    largest_node = f" (the largest, {top.name}, has {memory:g} GiB)" if top is not None else ""
+    return (
+        f"use a GPU pool: {weights:g} GiB of weights fit no single Neuron node{largest_node}, and inferstack serves "
+        "Neuron on one node"
+    )
+
+
 def check_accelerator(config: InferstackConfig) -> Iterator[Finding]:
     """vLLM's multi-node mode needs NVIDIA GPUs: the pinned Neuron stack (vllm-neuron 0.5) serves one node."""
     for path, workload in _all(config):
@@ -47,7 +61,7 @@ def check_accelerator(config: InferstackConfig) -> Iterator[Finding]:
                 path=f"{path}.pool",
                 message=f"pool {workload.pool!r} has {accelerator.value} nodes; vllm_multinode spans NVIDIA GPU nodes "
                 "(NCCL between the nodes' ranks) — inferstack's Neuron image serves one node",
-                fix="use a GPU pool, or kind: vllm on one Neuron node (a larger instance, e.g. trn1.32xlarge)",
+                fix=_one_neuron_node_fix(workload),
             )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, largest
 from inferstack.config.model import InferstackConfig
 from inferstack.plan.placement import pool_instances
 from inferstack.plan.served import ServedEngine, engines, ranks_per_node
@@ -50,10 +50,8 @@ def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
         if options:
             fix = "use " + " or ".join(options)
         else:
-            fix = (
-                "no pool's node holds it with a TP that fits: add a pool of "
-                f"{', '.join(bigger) if bigger else f'instances with ≥ {parallel} {unit}'}, or serve it across "
-                f"nodes (kind: {MULTINODE_KIND}, GPU pools)"
+            fix = "no pool's node holds it with a TP that fits: " + _bigger_or_across(
+                bigger, parallel, unit, instances[0].accelerator
             )
         spread = f" per node ({workload.nodes} nodes)" if workload.nodes > 1 else ""
         yield Finding(
@@ -65,6 +63,21 @@ def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
             fix=fix,
             suggestions=suggestions,
         )
+
+
+def _bigger_or_across(bigger: list[str], parallel: int, unit: str, accelerator: AcceleratorKind) -> str:
+    """What can hold ``parallel`` ranks: a pool of the configured types that do, else of the catalog's, else across
+    nodes — never an instance type that does not exist."""
+    across = f"serve it across nodes (kind: {MULTINODE_KIND}, GPU pools)"
+    if not bigger:
+        bigger = sorted(
+            t.name for t in INSTANCE_TYPES.values() if t.accelerator is accelerator and ranks_per_node(t) >= parallel
+        )
+    if bigger:
+        return f"add a pool of {', '.join(bigger)}, or {across}"
+    top = largest(accelerator)
+    most = f" (the most: {ranks_per_node(top)} on {top.name})" if top is not None else ""
+    return f"no instance type holds {parallel} {unit} on one node{most} — {across}, or lower tensor × pipeline parallel"
 
 
 def _parallel_suggestions(

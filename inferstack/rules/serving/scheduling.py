@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inferstack.catalog.instances import largest
 from inferstack.catalog.kubernetes import SYSTEM_POOL
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
@@ -47,9 +48,7 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
                 if ok and suggesting() and viable(config, changes):
                     others.append((f"{candidate.name} ({instance})", changes))
             fix = (
-                f"move the workload to pool {' or '.join(text for text, _ in others)}"
-                if others
-                else "add a pool whose instances hold the request, or lower tensor_parallel_size / resources"
+                f"move the workload to pool {' or '.join(text for text, _ in others)}" if others else _no_pool_fix(plan)
             )
             pod = "pod" if len(resolved.roles) == 1 else f"{role.name} pod"
             yield Finding(
@@ -60,6 +59,19 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
                 suggestions=tuple(changes for _, changes in others),
             )
             break
+
+
+def _no_pool_fix(plan: PodPlan) -> str:
+    """Where no configured pool holds the pod: a pool of a type that does — unless no instance type holds its
+    accelerators, which only fewer ranks per pod (or more nodes per replica) can solve."""
+    top = largest(plan.accelerator) if plan.accelerators else None
+    if top is not None and plan.accelerators > top.accelerator_count:
+        return (
+            f"no instance type has {plan.accelerators} {plan.accelerator_resource} (the most: {top.accelerator_count} "
+            f"on {top.name}) — lower tensor_parallel_size × pipeline_parallel_size per pod, or serve it across nodes "
+            "(kind: vllm_multinode, GPU pools)"
+        )
+    return "add a pool whose instances hold the request, or lower tensor_parallel_size / resources"
 
 
 def _taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> frozenset[tuple[str, str]]:
