@@ -11,7 +11,8 @@ from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import MODEL_CACHE_STORAGE_CLASS
-from inferstack.config.types import KubernetesName
+from inferstack.catalog.versions import ENGINE_IMAGES
+from inferstack.config.types import KubernetesName, PinnedImage
 from inferstack.config.workloads import ModelConfig, WorkloadBase
 
 #: An Ollama model reference: ``name[:tag]``, optionally ``namespace/name`` (e.g. ``qwen3:8b``, ``llama3.2:3b``).
@@ -25,6 +26,10 @@ class OllamaWorkloadConfig(WorkloadBase):
     """``ollama``: one Ollama pod with a model volume."""
     models: tuple[str, ...] = Field(min_length=1, max_length=16)
     """Models to pull at start (``ollama pull``), e.g. ``qwen3:8b``; clients name one in ``model``."""
+    image: PinnedImage | None = None
+    """The Ollama image, pinned by tag or digest (a mirror, another release). Default: the catalog's
+    ``docker.io/ollama/ollama:0.32.15``. Another release is yours to vouch for: the pull init container,
+    ``OLLAMA_NOPRUNE`` and the read-only model store were read at 0.32.15."""
     gpus: int = Field(default=0, ge=0, le=8)
     """GPUs of the pod. Default 0: CPU (llama.cpp on the node's cores)."""
     storage_gib: int = Field(default=50, ge=32, le=16384)
@@ -71,6 +76,10 @@ class OllamaWorkloadConfig(WorkloadBase):
     def model_entries(self) -> tuple[tuple[str, ModelConfig], ...]:
         """None: Ollama pulls its models into its own volume (no model bucket, no sync Job)."""
         return ()
+
+    def image_for(self) -> str:
+        """``image``, else the catalog's."""
+        return self.image or ENGINE_IMAGES["ollama"]
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
         if self.gpus and accelerator is not AcceleratorKind.NVIDIA:

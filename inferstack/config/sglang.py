@@ -12,7 +12,9 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.base import StrictModel
+from inferstack.config.types import PinnedImage
 from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
 
 #: What SGLang sizes ``mem_fraction_static`` to when it cannot read the GPU's memory (arg_groups/memory_hook.py);
@@ -92,6 +94,10 @@ class SglangWorkloadConfig(SingleModelWorkload):
     """``sglang``: a Deployment of SGLang servers (OpenAI-compatible API on 30000)."""
     engine: SglangEngineConfig = SglangEngineConfig()
     """SGLang settings."""
+    image: PinnedImage | None = None
+    """The SGLang image, pinned by tag or digest (a mirror, another release). Default: the catalog's
+    ``lmsysorg/sglang:v0.5.19-cu129``. Another release is yours to vouch for: the flags inferstack renders
+    (``--tp-size``, ``--enable-metrics``…) and the gauge autoscaling reads (``sglang:num_queue_reqs``) are 0.5.19's."""
 
     @model_validator(mode="after")
     def _sglang(self) -> SglangWorkloadConfig:
@@ -108,6 +114,10 @@ class SglangWorkloadConfig(SingleModelWorkload):
     @property
     def ranks(self) -> int:
         return self.engine.tensor_parallel_size
+
+    def image_for(self) -> str:
+        """``image``, else the catalog's."""
+        return self.image or ENGINE_IMAGES["sglang"]
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
         if accelerator is not AcceleratorKind.NVIDIA:

@@ -12,7 +12,9 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.base import StrictModel
+from inferstack.config.types import PinnedImage
 from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
 
 
@@ -82,6 +84,10 @@ class TgiWorkloadConfig(SingleModelWorkload):
     """``tgi``: a Deployment of TGI servers (maintenance mode upstream)."""
     engine: TgiEngineConfig = TgiEngineConfig()
     """TGI settings."""
+    image: PinnedImage | None = None
+    """The TGI image, pinned by tag or digest (a mirror, another release). Default: the catalog's
+    ``ghcr.io/huggingface/text-generation-inference:3.3.7``. Another release is yours to vouch for: the launcher
+    flags inferstack renders are 3.3.7's."""
 
     @model_validator(mode="after")
     def _tgi(self) -> TgiWorkloadConfig:
@@ -103,6 +109,10 @@ class TgiWorkloadConfig(SingleModelWorkload):
     @property
     def ranks(self) -> int:
         return self.engine.num_shard
+
+    def image_for(self) -> str:
+        """``image``, else the catalog's."""
+        return self.image or ENGINE_IMAGES["tgi"]
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
         if accelerator is not AcceleratorKind.NVIDIA:

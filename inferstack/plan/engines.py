@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.model import InferstackConfig
 from inferstack.config.ollama import OllamaWorkloadConfig
 from inferstack.config.sglang import SglangWorkloadConfig
@@ -26,7 +25,7 @@ def plan_sglang(
 ) -> ResolvedWorkload:
     assert isinstance(workload, SglangWorkloadConfig)
     server = server_role(config, pools, workload, ranks=workload.ranks)
-    image = ENGINE_IMAGES["sglang"]
+    image = workload.image_for()
     operators = autoscaler_operators(workload)
     return workload_plan(config, pools, index, workload, roles={"server": server}, image=image, operators=operators)
 
@@ -36,7 +35,7 @@ def plan_tgi(
 ) -> ResolvedWorkload:
     assert isinstance(workload, TgiWorkloadConfig)
     server = server_role(config, pools, workload, ranks=workload.ranks)
-    return workload_plan(config, pools, index, workload, roles={"server": server}, image=ENGINE_IMAGES["tgi"])
+    return workload_plan(config, pools, index, workload, roles={"server": server}, image=workload.image_for())
 
 
 def plan_ollama(
@@ -45,4 +44,4 @@ def plan_ollama(
     assert isinstance(workload, OllamaWorkloadConfig)
     pod = pod_plan(config, workload, ranks=workload.gpus, startup_estimate_seconds=OLLAMA_START_SECONDS)
     server = Role(name="server", pod=pod, service_account=server_service_account(workload), reads_bucket=False)
-    return workload_plan(config, pools, index, workload, roles={"server": server}, image=ENGINE_IMAGES["ollama"])
+    return workload_plan(config, pools, index, workload, roles={"server": server}, image=workload.image_for())

@@ -24,6 +24,9 @@ def check(config: InferstackConfig) -> Iterator[Finding]:
     for index, workload in enumerate(config.workloads):
         engine = kind_of(workload).unchecked_flags
         extra = getattr(getattr(workload, "engine", None), "extra_args", ())
+        custom = getattr(workload, "image", None)
+        if engine is not None and isinstance(custom, str):
+            engine = f"{engine.split()[0]} (image {custom})"
         if engine is not None and extra:
             yield Finding(
                 rule=RULE_ID,

@@ -219,3 +219,33 @@ def test_engine_configs_name_bad_fields(workload, path, words):
     problems = {p.path: p.message for p in error.value.problems}
     assert path in problems, problems
     assert words in problems[path]
+
+
+@pytest.mark.parametrize(
+    ("example", "image"),
+    [
+        ("sglang-structured", "registry.example.com/mirror/sglang:v0.5.22-cu130"),
+        ("tgi", "registry.example.com/mirror/text-generation-inference:3.3.6"),
+        ("ollama-cpu", "registry.example.com/mirror/ollama:0.32.14"),
+    ],
+)
+def test_a_workloads_own_image_runs_every_container_of_its_engine(example, image):
+    """``image`` (issue 26 §2.2: the engine's release per workload) replaces the catalog's in the engine container and,
+    for Ollama, in the pull init container that runs the same binary; an unpinned one is refused at the field."""
+    import yaml
+
+    data = yaml.safe_load((EXAMPLES / f"{example}.yaml").read_text())
+    data["workloads"][0]["image"] = image
+    (item,) = render_workloads(
+        workloads_plan(parse_config(data)),
+        None,
+        StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE),
+    )
+    pod = of_kind(item.manifest, "Deployment")["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == image
+    engine_inits = [c for c in pod.get("initContainers", []) if c["name"] == "pull-models"]
+    assert len(engine_inits) == (example == "ollama-cpu") and all(c["image"] == image for c in engine_inits)
+    data["workloads"][0]["image"] = image.rsplit(":", 1)[0] + ":latest"
+    with pytest.raises(ConfigError) as raised:
+        parse_config(data)
+    assert "workloads[0].image" in str(raised.value) and "pinned" in str(raised.value)
