@@ -56,11 +56,13 @@ def node_pool_props(pool: KarpenterPoolConfig, zone: str | None) -> NodePoolProp
     ]
     if zone is not None:
         requirements.append(Requirement(key="topology.kubernetes.io/zone", values=(zone,)))
-    limits: dict[str, int] = {}
+    limits: dict[str, int | str] = {}
     if pool.is_accelerated:
         limits[ACCELERATOR_RESOURCE[pool.accelerator]] = pool.accelerator_limit or 0
     if pool.cpu_limit is not None:
         limits["cpu"] = pool.cpu_limit
+    if pool.max_memory_gib is not None:
+        limits["memory"] = f"{pool.max_memory_gib}Gi"
     return NodePoolProps(
         name=pool.name,
         node_class=pool.name,

@@ -370,6 +370,9 @@ class KarpenterPoolConfig(StrictModel):
     """NodePool limit on GPUs / Neuron devices. Default 64 for accelerator pools, none for CPU pools."""
     max_cpu: int | None = Field(default=None, ge=1)
     """NodePool limit on vCPUs. Default: 1000 for CPU pools, none for accelerator pools."""
+    max_memory_gib: int | None = Field(default=None, ge=1)
+    """NodePool limit on memory, GiB (``limits.memory``): Karpenter launches no node that would take the pool's
+    nodes over it. Default none."""
     consolidation_policy: ConsolidationPolicy | None = None
     """Default WhenEmpty for accelerator pools (never repack serving GPUs), WhenEmptyOrUnderutilized for CPU."""
     consolidate_after: str = "30m"

@@ -92,8 +92,9 @@ class NodePoolProps:
     """Labels of the pool's nodes (``template.metadata.labels``): what workloads' nodeSelectors match. Default none."""
     taints: Sequence[NodeTaint] = ()
     """Taints of the pool's nodes (only pods tolerating them land there). Default none."""
-    limits: Mapping[str, int] = field(default_factory=dict)
-    """Resource limits over all nodes of the pool, e.g. ``{"nvidia.com/gpu": 64, "cpu": 1000}``. Default none."""
+    limits: Mapping[str, int | str] = field(default_factory=dict)
+    """Resource limits over all nodes of the pool, e.g. ``{"nvidia.com/gpu": 64, "cpu": 1000, "memory": "4096Gi"}``
+    (counts, or Kubernetes quantities). Default none."""
     consolidation_policy: str = "WhenEmpty"
     """``disruption.consolidationPolicy``: ``WhenEmpty`` (remove empty nodes only), ``WhenEmptyOrUnderutilized``
     (also repack pods) or ``Balanced``. Default ``WhenEmpty``."""

@@ -38,6 +38,16 @@ def check(config: InferstackConfig) -> Iterator[Finding]:
                     f"pool ({smallest.name}), so Karpenter can never launch a node",
                     fix=f"raise max_cpu to ≥ {smallest.vcpu} or add smaller instance types",
                 )
+        if pool.max_memory_gib is not None:
+            smallest = min(instances, key=lambda t: t.memory_gib)
+            if pool.max_memory_gib < smallest.memory_gib:
+                yield Finding(
+                    rule=RULE_ID,
+                    path=f"{path}.max_memory_gib",
+                    message=f"limit {pool.max_memory_gib} GiB is below the {smallest.memory_gib:g} GiB of the smallest "
+                    f"type in the pool ({smallest.name}), so Karpenter can never launch a node",
+                    fix=f"raise max_memory_gib to ≥ {smallest.memory_gib:g} or add smaller instance types",
+                )
 
 
 RULE = Rule(id=RULE_ID, title="Karpenter pool limits admit at least one instance", check=check)

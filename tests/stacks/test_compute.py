@@ -330,6 +330,7 @@ def test_node_class_and_pool_carry_the_node_knobs():
         "root_volume_throughput_mibps": 500,
         "user_data": user_data,
         "termination_grace_period": "2h",
+        "max_memory_gib": 4096,
     }
     pools = parse_config({"compute": {"karpenter_pools": [pool, {"name": "plain", "instance_families": ["g6e"]}]}})
     placement = PoolPlacement(subnet_ids=["subnet-1"], zone=None, security_group_ids=["sg-1"])
@@ -348,10 +349,11 @@ def test_node_class_and_pool_carry_the_node_knobs():
     ebs = node_class["blockDeviceMappings"][0]["ebs"]
     assert (ebs["iops"], ebs["throughput"], ebs["volumeType"]) == (6000, 500, "gp3")
     assert rendered[("NodePool", "cache")]["spec"]["template"]["spec"]["terminationGracePeriod"] == "2h"
+    assert rendered[("NodePool", "cache")]["spec"]["limits"]["memory"] == "4096Gi"
     plain_class, plain_pool = rendered[("EC2NodeClass", "plain")]["spec"], rendered[("NodePool", "plain")]["spec"]
     assert "instanceStorePolicy" not in plain_class and "userData" not in plain_class
     assert "iops" not in plain_class["blockDeviceMappings"][0]["ebs"]
-    assert "terminationGracePeriod" not in plain_pool["template"]["spec"]
+    assert "terminationGracePeriod" not in plain_pool["template"]["spec"] and "memory" not in plain_pool["limits"]
     assert all(validate_custom_resource(o) == [] for o in rendered.values())
 
 
@@ -397,3 +399,17 @@ def test_the_platform_tags_reach_karpenters_instances():
         "inferstack:platform": "llm-prod",
         "inferstack.io/pool": "l40s",
     }
+
+
+def test_a_memory_limit_below_the_smallest_node_is_named():
+    """KARPENTER-LIMITS: a limit Karpenter can never launch a node under (g6e.2xlarge has 64 GiB)."""
+    from inferstack.config import parse_config
+    from inferstack.rules import karpenter_limits
+
+    def findings(limit: int) -> list:
+        pool = {"name": "p", "instance_types": ["g6e.2xlarge"], "max_memory_gib": limit}
+        return list(karpenter_limits.check(parse_config({"compute": {"karpenter_pools": [pool]}})))
+
+    (finding,) = findings(32)
+    assert finding.path == "compute.karpenter_pools[0].max_memory_gib" and "raise max_memory_gib to ≥ 64" in finding.fix
+    assert findings(64) == []
