@@ -108,6 +108,10 @@ RAY_VLLM = _vllm_like("ray_vllm_", "ray-serve-llm", "2.52.0", "Ray 2.52.0 wheel 
 #: with ``--enable-metrics`` on the serving port's ``/metrics`` — read in the sglang 0.5.19 wheel from PyPI
 #: (``sglang-0.5.19-cp311-cp311-manylinux_2_34_x86_64.whl``, ``srt/observability/metrics_collector.py:283-288``).
 SGLANG_QUEUE = "sglang:num_queue_reqs"
+#: TGI's queue depth: the gauge ``tgi_queue_size`` ("Current queue size", set from the queue's length), served on the
+#: router's ``/metrics`` of the main port — read at huggingface/text-generation-inference v3.3.7
+#: (``backends/v3/src/queue.rs:143,158``, ``router/src/server.rs:2047,2243``).
+TGI_QUEUE = "tgi_queue_size"
 #: NVIDIA NIM for LLMs 1.x on ``/v1/metrics`` (the operator's ServiceMonitor scrapes it on port ``api``):
 #: unprefixed names, ``gpu_cache_usage_perc`` for KV use, ``time_per_output_token_seconds`` for inter-token latency
 #: (docs.nvidia.com/nim/large-language-models, "Observability"). NIM 2.x (vLLM inside) is not confirmed (?).

@@ -7,17 +7,21 @@ from __future__ import annotations
 
 from cdk8s_plus_36 import k8s
 
-from inferstack.charts.engine import engine_placement, hub_env, optional_flags
+from inferstack.catalog.metrics import TGI_QUEUE
+from inferstack.charts.engine import autoscaling_props, engine_placement, hub_env, optional_flags
 from inferstack.charts.workload import StorageRefs, WorkloadChart
 from inferstack.config.tgi import TgiEngineConfig, TgiWorkloadConfig
 from inferstack.config.workloads import ModelSourceType
 from inferstack.constructs.engine import EngineServer, EngineSpec
+from inferstack.constructs.pod import QueueMetric
 from inferstack.plan import ResolvedWorkload
 
 PORT = 8080
 PROMETHEUS_PORT = 9000
 #: The image's data directory (``HF_HOME=/data``): the pod's writable home.
 DATA = "/data"
+#: What autoscaling scales on: TGI's queue (catalog.metrics.TGI_QUEUE), on the scraped main port.
+QUEUE = QueueMetric(prometheus=TGI_QUEUE, pods=TGI_QUEUE)
 
 
 def tgi_args(engine: TgiEngineConfig) -> list[str]:
@@ -70,7 +74,13 @@ class TgiChart(WorkloadChart):
             user="root",
             env=[*loading.env, *(k8s.EnvVar(name=k, value=v) for k, v in hub_env(model).items())],
             run_as_image_user=True,
+            queue_metric=QUEUE,
         )
         self.server = EngineServer(
-            self, "tgi", spec, engine_placement(self, resolved, refs), owner=f"TgiServer {workload.name!r}"
+            self,
+            "tgi",
+            spec,
+            engine_placement(self, resolved, refs),
+            owner=f"TgiServer {workload.name!r}",
+            autoscaling=autoscaling_props(workload.autoscaling),
         )

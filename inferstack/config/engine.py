@@ -251,14 +251,14 @@ class VllmEngineConfig(StrictModel):
 class AutoscalerKind(StrEnum):
     KEDA = "keda"
     """KEDA ScaledObject on the engine's queue gauge (Prometheus): ``vllm:num_requests_waiting``,
-    ``sglang:num_queue_reqs``. Default."""
+    ``sglang:num_queue_reqs``, ``tgi_queue_size``. Default."""
     HPA = "hpa"
     """HorizontalPodAutoscaler on that gauge as a pods metric (``vllm_num_requests_waiting``,
-    ``sglang_num_queue_reqs``; needs a metrics adapter)."""
+    ``sglang_num_queue_reqs``, ``tgi_queue_size``; needs a metrics adapter)."""
 
 
 class AutoscalingConfig(StrictModel):
-    """Scale replicas on queue depth (kinds ``vllm`` and ``sglang``; the others refuse it at the field)."""
+    """Scale replicas on queue depth (kinds ``vllm``, ``sglang`` and ``tgi``; the others refuse it at the field)."""
 
     kind: AutoscalerKind = AutoscalerKind.KEDA
     """``keda`` (default; queries Prometheus) or ``hpa`` (needs a custom-metrics adapter)."""

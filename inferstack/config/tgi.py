@@ -98,12 +98,6 @@ class TgiWorkloadConfig(SingleModelWorkload):
                 "image",
                 {"field": "model.source.type"},
             )
-        if self.autoscaling is not None:
-            raise PydanticCustomError(
-                "tgi_autoscaling",
-                "not available for tgi (maintenance mode; its queue metric is not wired) — set replicas",
-                {"field": "autoscaling"},
-            )
         return self
 
     @property

@@ -35,7 +35,10 @@ def plan_tgi(
 ) -> ResolvedWorkload:
     assert isinstance(workload, TgiWorkloadConfig)
     server = server_role(config, pools, workload, ranks=workload.ranks)
-    return workload_plan(config, pools, index, workload, roles={"server": server}, image=workload.image_for())
+    operators = autoscaler_operators(workload)
+    return workload_plan(
+        config, pools, index, workload, roles={"server": server}, image=workload.image_for(), operators=operators
+    )
 
 
 def plan_ollama(

@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inferstack.catalog.kubernetes import PROMETHEUS_URL
-from inferstack.catalog.metrics import SGLANG_QUEUE
+from inferstack.catalog.metrics import SGLANG_QUEUE, TGI_QUEUE
 from inferstack.config.engine import AutoscalerKind
 from inferstack.config.model import InferstackConfig
 from inferstack.rules.base import Finding, Rule
 
 #: The queue gauge each autoscalable kind scales on (what the engine exports; inferstack.catalog.metrics).
-QUEUE_METRICS = {"vllm": "vllm:num_requests_waiting", "sglang": SGLANG_QUEUE}
+QUEUE_METRICS = {"vllm": "vllm:num_requests_waiting", "sglang": SGLANG_QUEUE, "tgi": TGI_QUEUE}
 
 ZERO = "AUTOSCALING-ZERO"
 HPA_ADAPTER = "AUTOSCALING-HPA-ADAPTER"

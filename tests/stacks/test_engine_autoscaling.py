@@ -1,7 +1,8 @@
-"""SGLang autoscaling (issue 26: autoscaling beyond vLLM): GIVEN ``autoscaling`` on an ``sglang`` workload, THEN a KEDA
-ScaledObject (or an HPA) scales its Deployment on SGLang's own queue gauge, ``sglang:num_queue_reqs`` (the 0.5.19
-wheel's metrics_collector.py), which the server exports only with ``--enable-metrics`` — always passed — and the
-autoscaling rules name that gauge."""
+"""SGLang and TGI autoscaling (issue 26: autoscaling beyond vLLM): GIVEN ``autoscaling`` on an ``sglang`` or ``tgi``
+workload, THEN a KEDA ScaledObject (or an HPA) scales its Deployment on the engine's own queue gauge —
+``sglang:num_queue_reqs`` (the 0.5.19 wheel's metrics_collector.py; exported only with ``--enable-metrics``, always
+passed), ``tgi_queue_size`` (TGI v3.3.7 backends/v3/src/queue.rs, on the router's /metrics) — and the autoscaling
+rules name that gauge."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import yaml
 
 from inferstack.charts.workload import StorageRefs
 from inferstack.config import parse_config
+from inferstack.plan import resolve
 from inferstack.plan.workloads import workloads_plan
 from inferstack.rules import evaluate
 from inferstack.stacks.workloads import render_workloads
@@ -18,15 +20,15 @@ from tests.synth import ROOT, SYNC_IMAGE
 REFS = StorageRefs(region="us-west-2", bucket="team-models", sync_image=SYNC_IMAGE)
 
 
-def config(**scaling):
-    data = yaml.safe_load((ROOT / "examples" / "sglang-structured.yaml").read_text())
+def config(example: str = "sglang-structured", **scaling):
+    data = yaml.safe_load((ROOT / "examples" / f"{example}.yaml").read_text())
     data["workloads"][0].pop("replicas", None)
     data["workloads"][0]["autoscaling"] = scaling
     return parse_config(data)
 
 
-def objects(**scaling) -> list[dict]:
-    (item,) = render_workloads(workloads_plan(config(**scaling)), None, REFS)
+def objects(example: str = "sglang-structured", **scaling) -> list[dict]:
+    (item,) = render_workloads(workloads_plan(config(example, **scaling)), None, REFS)
     return item.manifest
 
 
@@ -66,9 +68,18 @@ def test_the_rules_name_sglangs_gauge(scaling, rule, words):
 def test_keda_is_installed_before_the_scaled_object():
     """The ScaledObject is KEDA's custom resource: the plan lists KEDA among the operators the workload needs (the
     workloads stack installs it, and applies the workload after it); an HPA needs none."""
-    from inferstack.plan import resolve
-
     (keda,) = resolve(config(min_replicas=1)).workloads
     assert "keda" in keda.operators
     (hpa,) = resolve(config(kind="hpa")).workloads
     assert "keda" not in hpa.operators
+
+
+def test_tgi_scales_on_its_queue_gauge():
+    rendered = objects("tgi", min_replicas=1, max_replicas=2)
+    (scaled,) = [o for o in rendered if o["kind"] == "ScaledObject"]
+    (trigger,) = scaled["spec"]["triggers"]
+    assert trigger["metadata"]["query"].startswith("sum(tgi_queue_size{")
+    (hpa,) = [o for o in objects("tgi", kind="hpa") if o["kind"] == "HorizontalPodAutoscaler"]
+    assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"] == "tgi_queue_size"
+    (keda,) = resolve(config("tgi", min_replicas=1)).workloads
+    assert "keda" in keda.operators
