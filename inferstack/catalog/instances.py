@@ -214,10 +214,3 @@ def near_matches(name: str, limit: int = 4) -> list[str]:
 
 def efa_capable() -> list[str]:
     return sorted(n for n, t in INSTANCE_TYPES.items() if t.efa_supported)
-
-
-def largest(accelerator: AcceleratorKind) -> InstanceType | None:
-    """The catalog's instance type with the most accelerators of ``accelerator`` (GPUs, or Neuron devices; ties by
-    name), None for none: what "a bigger instance" can at most be, so a fix never asks for one that does not exist."""
-    rows = [t for t in INSTANCE_TYPES.values() if t.accelerator is accelerator and t.accelerator_count]
-    return max(rows, key=lambda t: (t.accelerator_count, t.name)) if rows else None

@@ -21,8 +21,9 @@ HOME = "/home/sglang"
 #: What autoscaling scales on: SGLang's waiting requests (needs ``--enable-metrics``, always passed). With priority
 #: scheduling the total is the ``priority=""`` series and each priority has its own (metrics_collector.py
 #: ``_log_gauge_queue_count``, 0.5.19 wheel): the matcher keeps the sum to the totals (it also matches a series
-#: without the label).
-QUEUE = QueueMetric(prometheus=SGLANG_QUEUE, pods=SGLANG_QUEUE.replace(":", "_"), matchers='priority=""')
+#: without the label). With pipeline parallelism every stage receives the requests and logs the gauge under its own
+#: ``pp_rank`` (request_receiver.py): the first stage's is the queue.
+QUEUE = QueueMetric(prometheus=SGLANG_QUEUE, pods=SGLANG_QUEUE.replace(":", "_"), matchers='priority="",pp_rank="0"')
 
 
 def sglang_args(engine: SglangEngineConfig) -> list[str]:

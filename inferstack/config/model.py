@@ -482,8 +482,10 @@ class ObservabilityConfig(StrictModel):
     180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653). Default 30."""
     custom_metrics_adapter: bool = False
     """The cluster runs a custom-metrics adapter (e.g. prometheus-adapter) that serves the pods metrics
-    ``vllm_num_requests_waiting`` (and ``sglang_num_queue_reqs`` for SGLang) to the HPA. inferstack does not install
-    one; ``autoscaling.kind: hpa`` needs this set (rule AUTOSCALING-HPA-ADAPTER). Default off."""
+    ``vllm_num_requests_waiting``, ``sglang_num_queue_reqs`` and ``tgi_queue_size`` to the HPA — its rules rename
+    the colon names (``vllm:num_requests_waiting`` → ``vllm_num_requests_waiting``) and, for SGLang, keep the
+    ``priority=""``, ``pp_rank="0"`` series. inferstack does not install one; ``autoscaling.kind: hpa`` needs this
+    set (rule AUTOSCALING-HPA-ADAPTER). Default off."""
 
     @field_validator("log_retention_days")
     @classmethod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from inferstack.charts.ollama import OllamaChart
-from inferstack.config.kinds import KindEndpoint, WorkloadKind, pinned_image
+from inferstack.config.kinds import KindEndpoint, WorkloadKind
 from inferstack.config.ollama import OllamaWorkloadConfig
 from inferstack.plan.endpoints import ollama_models
 from inferstack.plan.engines import plan_ollama
@@ -23,7 +23,7 @@ KIND = WorkloadKind(
     endpoint=KindEndpoint(port=OLLAMA_PORT, path="", provider="ollama_chat"),
     served_models=ollama_models,
     scrapeable=False,  # Ollama 0.32: no /metrics route
-    engine_image=pinned_image("ollama"),
+    engine_image=lambda workload, accelerator: workload.image_for(),
     images=("ollama",),
     examples=("ollama-cpu.yaml",),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from inferstack.catalog.images import IMAGE_FACTS
 from inferstack.charts.sglang import SglangChart
-from inferstack.config.kinds import KindEndpoint, WorkloadKind, pinned_image
+from inferstack.config.kinds import KindEndpoint, WorkloadKind
 from inferstack.config.sglang import SglangWorkloadConfig
 from inferstack.plan.engines import plan_sglang
 from inferstack.plan.runtime_paths import SGLANG_PORT, sglang_paths
@@ -20,7 +20,7 @@ KIND = WorkloadKind(
     rules=(engines.RULES, sglang_admin.RULES),
     endpoint=KindEndpoint(port=SGLANG_PORT, path="/v1", provider="openai"),
     unchecked_flags=f"SGLang {IMAGE_FACTS['sglang'].engine_version}",
-    engine_image=pinned_image("sglang"),
+    engine_image=lambda workload, accelerator: workload.image_for(),
     images=("sglang",),
     examples=("sglang-structured.yaml", "litellm-gateway.yaml"),
 )

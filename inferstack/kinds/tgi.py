@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from inferstack.catalog.images import IMAGE_FACTS
 from inferstack.charts.tgi import TgiChart
-from inferstack.config.kinds import KindEndpoint, WorkloadKind, pinned_image
+from inferstack.config.kinds import KindEndpoint, WorkloadKind
 from inferstack.config.tgi import TgiWorkloadConfig
 from inferstack.plan.engines import plan_tgi
 from inferstack.plan.runtime_paths import TGI_PORT, tgi_paths
@@ -20,7 +20,7 @@ KIND = WorkloadKind(
     rules=(engines.RULES,),
     endpoint=KindEndpoint(port=TGI_PORT, path="/v1", provider="openai"),
     unchecked_flags=f"TGI {IMAGE_FACTS['tgi'].engine_version}",
-    engine_image=pinned_image("tgi"),
+    engine_image=lambda workload, accelerator: workload.image_for(),
     images=("tgi",),
     examples=("tgi.yaml",),
 )

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from inferstack.catalog.engine_flags import vllm_version_of_image
 from inferstack.catalog.images import image_facts
-from inferstack.catalog.instances import AcceleratorKind, InstanceType
-from inferstack.catalog.versions import ENGINE_VLLM_VERSIONS
+from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, InstanceType
+from inferstack.catalog.versions import ENGINE_VLLM_VERSIONS, NEURON_SERVING_DEVICES
 from inferstack.config.dynamo import DynamoWorkloadConfig
 from inferstack.config.engine import DEFAULT_MAX_MODEL_LEN, VllmEngineConfig
 from inferstack.config.kinds import kind_of
@@ -195,3 +195,15 @@ def engine_release(workload: ServedEngine) -> str:
         if found is not None:
             return found
     return ENGINE_VLLM_VERSIONS["vllm-gpu"]
+
+
+def serving_instances(accelerator: AcceleratorKind) -> list[InstanceType]:
+    """The catalog's instance types with ``accelerator`` that inferstack serves on (GPUs; for Neuron the devices of
+    :data:`~inferstack.catalog.versions.NEURON_SERVING_DEVICES`): what a fix may name as "a bigger instance"."""
+    return [
+        t
+        for t in INSTANCE_TYPES.values()
+        if t.accelerator is accelerator
+        and t.accelerator_count
+        and (accelerator is not AcceleratorKind.NEURON or t.accelerator_model in NEURON_SERVING_DEVICES)
+    ]

@@ -1,11 +1,11 @@
 """Autoscaling rules: an autoscaler inferstack renders must be able to act.
 
 * AUTOSCALING-ZERO — KEDA scales on the engine's queue gauge (vLLM's ``vllm:num_requests_waiting``, SGLang's
-  ``sglang:num_queue_reqs``), which only running pods report; at zero replicas the query is empty and KEDA never
-  scales up again.
-* AUTOSCALING-HPA-ADAPTER — an HPA on that pods metric (``vllm_num_requests_waiting``, ``sglang_num_queue_reqs``)
-  needs a custom-metrics adapter serving it (inferstack installs none): without one the HPA reports
-  ``FailedGetPodsMetric`` and never scales.
+  ``sglang:num_queue_reqs``, TGI's ``tgi_queue_size``), which only running pods report; at zero replicas the query
+  is empty and KEDA never scales up again.
+* AUTOSCALING-HPA-ADAPTER — an HPA on that pods metric (``vllm_num_requests_waiting``, ``sglang_num_queue_reqs``,
+  ``tgi_queue_size``) needs a custom-metrics adapter serving it (inferstack installs none): without one the HPA
+  reports ``FailedGetPodsMetric`` and never scales.
 * AUTOSCALING-METRICS — both scale on what Prometheus scrapes from the workload's PodMonitor: with
   ``monitoring: false`` (or no Prometheus at the default URL) there is no metric to scale on.
 """

@@ -7,13 +7,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from inferstack.catalog.images import ImageFacts, image_facts
-from inferstack.catalog.instances import AcceleratorKind, largest
+from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.config.vllm_multinode import VllmMultinodeWorkloadConfig
 from inferstack.plan import ResolvedWorkload, resolve
 from inferstack.plan.placement import host_instance, pool_instances
+from inferstack.plan.served import serving_instances
 from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.rules.suggestions import register_viability_checks, suggesting, viable
 
@@ -37,17 +38,28 @@ def _workloads(config: InferstackConfig) -> Iterator[tuple[str, VllmMultinodeWor
             yield path, workload
 
 
+#: Share of a node's accelerator memory the weights may take and still leave the KV cache room (a coarse
+#: MODEL-FIT: kind vllm's own sizing judges the real config).
+WEIGHTS_SHARE = 0.8
+
+
 def _one_neuron_node_fix(workload: VllmMultinodeWorkloadConfig) -> str:
-    """Use a GPU pool — or one Neuron node, only when the largest Neuron instance holds the weights at all."""
-    top = largest(AcceleratorKind.NEURON)
+    """Use a GPU pool — or one Neuron node, only when a Neuron instance inferstack serves on holds the weights with
+    room for the KV cache."""
     weights = workload.model.arch.weights_gib
-    memory = top.accelerator_count * top.accelerator_memory_mib / 1024 if top is not None else 0
-    if top is not None and weights < memory:
-        return f"use a GPU pool, or kind: vllm on one Neuron node (up to {top.name}, {memory:g} GiB)"
-    largest_node = f" (the largest, {top.name}, has {memory:g} GiB)" if top is not None else ""
+
+    def memory(t: InstanceType) -> float:
+        return t.accelerator_count * t.accelerator_memory_mib / 1024
+
+    served = serving_instances(AcceleratorKind.NEURON)
+    holding = sorted((t for t in served if weights <= WEIGHTS_SHARE * memory(t)), key=memory)
+    if holding:
+        return f"use a GPU pool, or kind: vllm on one Neuron node ({', '.join(t.name for t in holding)})"
+    top = max(served, key=memory, default=None)
+    largest_node = f" (the largest inferstack serves on, {top.name}, has {memory(top):.0f} GiB)" if top else ""
     return (
-        f"use a GPU pool: {weights:g} GiB of weights fit no single Neuron node{largest_node}, and inferstack serves "
-        "Neuron on one node"
+        f"use a GPU pool: {weights:.0f} GiB of weights fit no single Neuron node with room for the KV cache"
+        f"{largest_node}, and inferstack serves Neuron on one node"
     )
 
 

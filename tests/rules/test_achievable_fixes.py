@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, largest
+from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
 from inferstack.config import parse_config
+from inferstack.plan.served import engines, ranks_per_node, serving_instances, sizing_for
 from inferstack.rules import evaluate
-from inferstack.rules.multinode import _one_neuron_node_fix
+from inferstack.rules.multinode import WEIGHTS_SHARE, _one_neuron_node_fix
 
 #: DeepSeek-R1 at TP 8 × PP 2 on two 8-GPU H100 nodes, as Ray Serve LLM (the issue's example).
 RAY_TP8_PP2 = {
@@ -59,31 +60,59 @@ def named_instance_types(text: str) -> set[str]:
     return {name for name in INSTANCE_TYPES if re.search(rf"\b{re.escape(name)}\b", text)}
 
 
+def _memory(t) -> float:
+    return t.accelerator_count * t.accelerator_memory_mib / 1024
+
+
 def test_no_instance_type_with_more_gpus_than_exist_is_asked_for():
     findings = {f.rule: f for f in evaluate(parse_config(RAY_TP8_PP2)).errors}
-    most = largest(AcceleratorKind.NVIDIA)
-    assert most is not None and most.accelerator_count < 16
+    most = max(ranks_per_node(t) for t in serving_instances(AcceleratorKind.NVIDIA))
+    assert most < 16
     for rule in ("PARALLEL-NODE", "SCHEDULING"):
         fix = findings[rule].fix
-        assert "no instance type" in fix and "16" in fix, fix
+        assert "no instance type inferstack serves on holds 16 GPUs" in fix, fix
         assert "add a pool" not in fix, fix
-        # every instance type the fix names has at most the catalog's most GPUs: none is claimed to hold 16
-        assert all(INSTANCE_TYPES[n].accelerator_count <= most.accelerator_count for n in named_instance_types(fix))
+        assert all(INSTANCE_TYPES[n].accelerator_count <= most for n in named_instance_types(fix))
+
+
+def test_a_bigger_instance_is_one_the_model_fits():
+    """DeepSeek-R1 at TP 8 on a 4-GPU pool: the pools suggested are of types whose node holds its weights and KV
+    cache at TP 8 (MODEL-FIT's sizing), not merely 8 GPUs (a g5.48xlarge's 24 GiB GPUs do not)."""
+    data = {
+        "compute": {"karpenter_pools": [{"name": "l40s", "instance_types": ["g6e.12xlarge"]}]},
+        "workloads": [
+            {
+                "name": "r1",
+                "pool": "l40s",
+                "model": {"id": "deepseek-ai/DeepSeek-R1", "source": {"type": "s3_mount"}},
+                "engine": {"tensor_parallel_size": 8},
+            }
+        ],
+    }
+    config = parse_config(data)
+    (finding,) = [f for f in evaluate(config).errors if f.rule == "PARALLEL-NODE"]
+    ((_, workload),) = engines(config)
+    named = named_instance_types(finding.fix)
+    assert all(sizing_for(workload, INSTANCE_TYPES[n]).fits for n in named), finding.fix
+    assert "g5.48xlarge" not in named
 
 
 def test_a_neuron_pool_gets_no_gpu_image_advice_and_one_node_only_where_it_fits():
+    """405B's weights fit no Neuron node inferstack serves on (trn1.32xlarge: 512 GiB; Trainium2 is not served), so
+    only the GPU pool is offered — and no GPU image for the Neuron pool."""
     rules = {f.rule: f for f in evaluate(parse_config(LWS_TRN1)).errors}
     assert "IMAGE-MULTINODE-FLAGS" not in rules  # MULTINODE-ACCELERATOR speaks for a Neuron pool
     fix = rules["MULTINODE-ACCELERATOR"].fix
-    top = largest(AcceleratorKind.NEURON)
-    assert top is not None and f"up to {top.name}" in fix  # 405B's weights fit the largest Neuron node
-
-
-def test_weights_no_neuron_node_holds_leave_only_the_gpu_pool():
-    top = largest(AcceleratorKind.NEURON)
-    assert top is not None
-    memory = top.accelerator_count * top.accelerator_memory_mib / 1024
-    huge = SimpleNamespace(model=SimpleNamespace(arch=SimpleNamespace(weights_gib=memory * 2)))
-    fix = _one_neuron_node_fix(huge)  # type: ignore[arg-type]
     assert fix.startswith("use a GPU pool:") and "kind: vllm on one Neuron node" not in fix
-    assert top.name in fix
+    assert all(INSTANCE_TYPES[n].accelerator_model != "Trainium2" for n in named_instance_types(fix))
+
+
+def test_one_neuron_node_is_offered_only_where_the_weights_fit_with_kv_room():
+    served = serving_instances(AcceleratorKind.NEURON)
+    top = max(served, key=_memory)
+    small = SimpleNamespace(model=SimpleNamespace(arch=SimpleNamespace(weights_gib=16)))
+    fix = _one_neuron_node_fix(small)  # type: ignore[arg-type]
+    assert "kind: vllm on one Neuron node" in fix
+    assert all(WEIGHTS_SHARE * _memory(INSTANCE_TYPES[n]) >= 16 for n in named_instance_types(fix))
+    huge = SimpleNamespace(model=SimpleNamespace(arch=SimpleNamespace(weights_gib=_memory(top))))
+    assert _one_neuron_node_fix(huge).startswith("use a GPU pool:")  # type: ignore[arg-type]

@@ -41,8 +41,11 @@ def test_keda_scales_the_deployment_on_sglangs_queue():
     (trigger,) = scaled["spec"]["triggers"]
     assert trigger["type"] == "prometheus" and trigger["metadata"]["query"].startswith("sum(sglang:num_queue_reqs{")
     assert 'namespace="sglang"' in trigger["metadata"]["query"] and trigger["metadata"]["threshold"] == "8"
-    # with priority scheduling the total is the priority="" series (each priority has one too): sum the totals
-    assert trigger["metadata"]["query"].endswith(',priority=""})')
+    # the workload's series by the label the PodMonitor copies (a pod-name pattern misses truncated pod names); with
+    # priority scheduling the total is the priority="" series, with pipeline parallelism the first stage's
+    assert trigger["metadata"]["query"] == (
+        'sum(sglang:num_queue_reqs{namespace="sglang",app_kubernetes_io_name="sglang-qwen",priority="",pp_rank="0"})'
+    )
     engine = deployment["spec"]["template"]["spec"]["containers"][0]
     assert "--enable-metrics" in engine["args"]  # without it the gauge does not exist and nothing scales
 
@@ -83,3 +86,18 @@ def test_tgi_scales_on_its_queue_gauge():
     assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"] == "tgi_queue_size"
     (keda,) = resolve(config("tgi", min_replicas=1)).workloads
     assert "keda" in keda.operators
+
+
+def test_a_long_workload_name_is_still_found():
+    """Defect: the query matched pods by ``<name>-<hash>-<suffix>``, which a name over ~46 characters never has (the
+    API server truncates generated pod names): KEDA read 0 and never scaled. The series carry the workload's name
+    label (the PodMonitor's podTargetLabels), whatever the pod is called."""
+    name = "a" * 56
+    data = yaml.safe_load((ROOT / "examples" / "tgi.yaml").read_text())
+    data["workloads"][0].update(name=name, autoscaling={"min_replicas": 1}, replicas=1)
+    (item,) = render_workloads(workloads_plan(parse_config(data)), None, REFS)
+    (scaled,) = [o for o in item.manifest if o["kind"] == "ScaledObject"]
+    (monitor,) = [o for o in item.manifest if o["kind"] == "PodMonitor"]
+    assert "app.kubernetes.io/name" in monitor["spec"]["podTargetLabels"]
+    assert f'app_kubernetes_io_name="{name}"' in scaled["spec"]["triggers"][0]["metadata"]["query"]
+    assert "pod=~" not in scaled["spec"]["triggers"][0]["metadata"]["query"]

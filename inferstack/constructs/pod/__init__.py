@@ -23,7 +23,7 @@ from constructs import Construct
 from inferstack.catalog.kubernetes import PROMETHEUS_URL, SERVING_TERMINATION_GRACE_SECONDS
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
-from inferstack.constructs.monitoring import pod_monitor
+from inferstack.constructs.monitoring import WORKLOAD_SERIES_LABEL, pod_monitor
 from inferstack.constructs.pod.mounts import Mount, check_mounted, empty_dir, pod_volumes, volume_mounts
 from inferstack.constructs.pod.placement import PodPlacement
 
@@ -458,7 +458,9 @@ class ServingWorkload(Construct):
     ) -> None:
         if scaling.kind == "keda":
             extra = f",{metric.matchers}" if metric.matchers else ""
-            pods = f'namespace="{props.namespace}",pod=~"{props.name}-[a-z0-9]+-[a-z0-9]+"'
+            # the workload's series by the label its PodMonitor copies from the pods (podTargetLabels): a pod-name
+            # pattern misses the pods of a long Deployment name, whose generated names the API server truncates
+            pods = f'namespace="{props.namespace}",{WORKLOAD_SERIES_LABEL}="{props.name}"'
             query = f"sum({metric.prometheus}{{{pods}{extra}}})"
             manifest: dict[str, Any] = {
                 "apiVersion": "keda.sh/v1alpha1",

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, largest
+from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.model import InferstackConfig
 from inferstack.plan.placement import pool_instances
-from inferstack.plan.served import ServedEngine, engines, ranks_per_node
+from inferstack.plan.served import ServedEngine, engines, ranks_per_node, serving_instances, sizing_for
 from inferstack.rules.base import Finding, Rule
 from inferstack.rules.serving.common import MULTINODE_KIND, describe_more_nodes, more_nodes
 from inferstack.rules.suggestions import suggesting, viable
@@ -50,9 +50,7 @@ def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
         if options:
             fix = "use " + " or ".join(options)
         else:
-            fix = "no pool's node holds it with a TP that fits: " + _bigger_or_across(
-                bigger, parallel, unit, instances[0].accelerator
-            )
+            fix = "no pool's node holds it with a TP that fits: " + _bigger_or_across(workload, bigger, parallel, unit)
         spread = f" per node ({workload.nodes} nodes)" if workload.nodes > 1 else ""
         yield Finding(
             rule=PARALLEL_NODE,
@@ -65,19 +63,26 @@ def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
         )
 
 
-def _bigger_or_across(bigger: list[str], parallel: int, unit: str, accelerator: AcceleratorKind) -> str:
-    """What can hold ``parallel`` ranks: a pool of the configured types that do, else of the catalog's, else across
-    nodes — never an instance type that does not exist."""
+def _bigger_or_across(workload: ServedEngine, bigger: list[str], parallel: int, unit: str) -> str:
+    """What can hold ``parallel`` ranks: a pool of the configured types that do, else of the catalog's types inferstack
+    serves on whose node the model fits (MODEL-FIT's sizing), else across nodes — never an instance type that does not
+    exist, that inferstack does not serve on, or that the model does not fit."""
+    accelerator = AcceleratorKind.NEURON if unit == "NeuronCores" else AcceleratorKind.NVIDIA
     across = f"serve it across nodes (kind: {MULTINODE_KIND}, GPU pools)"
     if not bigger:
         bigger = sorted(
-            t.name for t in INSTANCE_TYPES.values() if t.accelerator is accelerator and ranks_per_node(t) >= parallel
+            t.name
+            for t in serving_instances(accelerator)
+            if ranks_per_node(t) >= parallel and sizing_for(workload, t).fits
         )
     if bigger:
         return f"add a pool of {', '.join(bigger)}, or {across}"
-    top = largest(accelerator)
+    top = max(serving_instances(accelerator), key=lambda t: (ranks_per_node(t), t.name), default=None)
     most = f" (the most: {ranks_per_node(top)} on {top.name})" if top is not None else ""
-    return f"no instance type holds {parallel} {unit} on one node{most} — {across}, or lower tensor × pipeline parallel"
+    return (
+        f"no instance type inferstack serves on holds {parallel} {unit} on one node{most} — {across}, or lower "
+        "tensor × pipeline parallel"
+    )
 
 
 def _parallel_suggestions(

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inferstack.catalog.instances import largest
+from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import SYSTEM_POOL
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
 from inferstack.plan import resolve
 from inferstack.plan.placement import PodPlan, fits_node, pool_taints
+from inferstack.plan.served import ranks_per_node, serving_instances
 from inferstack.rules.base import Finding, Rule
 from inferstack.rules.suggestions import suggesting, viable
 
@@ -62,13 +63,15 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def _no_pool_fix(plan: PodPlan) -> str:
-    """Where no configured pool holds the pod: a pool of a type that does — unless no instance type holds its
-    accelerators, which only fewer ranks per pod (or more nodes per replica) can solve."""
-    top = largest(plan.accelerator) if plan.accelerators else None
-    if top is not None and plan.accelerators > top.accelerator_count:
+    """Where no configured pool holds the pod: a pool of a type that does — unless no instance type inferstack serves
+    on holds its ranks (GPUs, or NeuronCores), which only fewer ranks per pod (or more nodes) can solve."""
+    ranks = plan.neuron_cores if plan.accelerator is AcceleratorKind.NEURON else plan.accelerators
+    top = max(serving_instances(plan.accelerator), key=lambda t: (ranks_per_node(t), t.name), default=None)
+    if ranks and top is not None and ranks > ranks_per_node(top):
+        unit = "NeuronCores" if plan.accelerator is AcceleratorKind.NEURON else "GPUs"
         return (
-            f"no instance type has {plan.accelerators} {plan.accelerator_resource} (the most: {top.accelerator_count} "
-            f"on {top.name}) — lower tensor_parallel_size × pipeline_parallel_size per pod, or serve it across nodes "
+            f"no instance type inferstack serves on holds {ranks} {unit} (the most: {ranks_per_node(top)} on "
+            f"{top.name}) — lower tensor_parallel_size × pipeline_parallel_size per pod, or serve it across nodes "
             "(kind: vllm_multinode, GPU pools)"
         )
     return "add a pool whose instances hold the request, or lower tensor_parallel_size / resources"
