@@ -121,6 +121,9 @@ def vcpu_demand(config: InferstackConfig) -> dict[str, int]:
                     vcpus = pool.cpu_limit or 0
                 if pool.cpu_limit:
                     vcpus = min(vcpus, pool.cpu_limit) if vcpus else pool.cpu_limit
+                by_memory = pool.memory_nodes(instance)
+                if by_memory is not None:
+                    vcpus = min(vcpus, by_memory * instance.vcpu) if vcpus else by_memory * instance.vcpu
                 code = quota_code(instance, purchase)
                 by_code[code] = max(by_code[code], vcpus)
             for code, vcpus in by_code.items():

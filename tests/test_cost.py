@@ -100,3 +100,11 @@ def test_a_karpenter_ceiling_is_the_costliest_way_to_fill_the_limit():
         for t, n in (("g6e.xlarge", 1), ("g6e.16xlarge", 1), ("g6e.12xlarge", 4), ("g6e.48xlarge", 8))
     )
     assert f"${worst * HOURS_PER_MONTH:,.0f}/month" in pool.detail
+
+
+def test_a_memory_limit_caps_the_karpenter_ceiling():
+    """max_memory_gib (NodePool limits.memory): Karpenter launches no node past it, so the ceiling counts the nodes
+    it admits — two g6e.2xlarge (64 GiB each) under 130 GiB, not the 64 the GPU limit alone would allow."""
+    pool = {"name": "g", "instance_types": ["g6e.2xlarge"], "max_memory_gib": 130}
+    (cost,) = [c for c in pool_costs(parse_config({"compute": {"karpenter_pools": [pool]}})) if c.subject == "g"]
+    assert f"${2 * usd('g6e.2xlarge') * HOURS_PER_MONTH:,.0f}/month" in cost.detail

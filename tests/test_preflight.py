@@ -235,3 +235,9 @@ def test_an_unknown_reservation_is_named_not_a_credentials_failure(config):
     failed = [r for r in Preflight(config, stubbed(responses)).run() if not r.passed]
     (reservation,) = failed
     assert reservation.check == "reservation" and "not found" in reservation.detail
+
+
+def test_a_memory_limit_caps_the_quota_demand():
+    pool = {"name": "g", "instance_types": ["g6e.2xlarge"], "max_memory_gib": 130}
+    demand = vcpu_demand(parse_config({"compute": {"karpenter_pools": [pool]}}))
+    assert demand["L-DB2E81BA"] == 2 * 8  # two g6e.2xlarge fit the limit, not the 64 the GPU limit allows

@@ -577,6 +577,13 @@ class KarpenterPoolConfig(StrictModel):
     def cpu_limit(self) -> int | None:
         return self.max_cpu or (None if self.is_accelerated else 1000)
 
+    def memory_nodes(self, instance: InstanceType) -> int | None:
+        """Nodes of ``instance`` that ``max_memory_gib`` admits (Karpenter launches none that would take the pool's
+        memory over it); None without a memory limit."""
+        if self.max_memory_gib is None:
+            return None
+        return int(self.max_memory_gib // instance.memory_gib)
+
     @property
     def effective_consolidation(self) -> ConsolidationPolicy:
         if self.consolidation_policy:

@@ -122,6 +122,9 @@ def _pool_ceiling(pool: KarpenterPoolConfig, region: str) -> tuple[int, Instance
             nodes = math.ceil(pool.accelerator_limit / instance.accelerator_count)
         else:
             nodes = math.ceil((pool.cpu_limit or instance.vcpu) / instance.vcpu)
+        by_memory = pool.memory_nodes(instance)
+        if by_memory is not None:
+            nodes = min(nodes, by_memory)
         found = price(instance.name, region)
         options.append((nodes * found.on_demand if found else -1.0, nodes, instance))
     _, nodes, instance = max(options, key=lambda o: o[0])
