@@ -120,6 +120,17 @@ def check_capacity(config: InferstackConfig) -> Iterator[Finding]:
                     f"the pool allows {limit}, so a group would wait for nodes forever",
                     fix=f"raise max_accelerators of pool {pool_name!r} to ≥ {gpus}, or lower replicas",
                 )
+            admitted = pool.memory_nodes(host)
+            if admitted is not None and needed > admitted:
+                memory = needed * host.memory_gib
+                yield Finding(
+                    rule=CAPACITY,
+                    path=f"{first.path}.replicas",
+                    message=f"the workloads on pool {pool_name!r} need {needed} × {host.name} ({memory:g} GiB of "
+                    f"memory; {share}); its max_memory_gib {pool.max_memory_gib} admits {admitted}, so a group would "
+                    "wait for nodes forever",
+                    fix=f"raise max_memory_gib of pool {pool_name!r} to ≥ {memory:g}, or lower replicas",
+                )
         elif needed > pool.max_size:
             yield Finding(
                 rule=CAPACITY,

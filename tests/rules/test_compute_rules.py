@@ -370,3 +370,33 @@ class TestPlacementZone:
         assert list(placement_zone.check(cfg(pools=[{**pool, "placement_group": False}]))) == []
         efa = {"name": "p5", "instance_types": ["p5.48xlarge"], "efa": True}
         assert list(placement_zone.check(cfg(pools=[efa]))) == []  # EFA-AZ's to judge
+
+
+def test_a_memory_limit_that_admits_too_few_nodes_for_a_group_is_named():
+    """MULTINODE-CAPACITY with max_memory_gib: a 2-node group on g6e.12xlarge (384 GiB each) under 500 GiB gets one
+    node and waits for the second forever."""
+    from inferstack.catalog.instances import INSTANCE_TYPES
+    from inferstack.config import parse_config
+    from inferstack.rules import multinode
+
+    node = INSTANCE_TYPES["g6e.12xlarge"].memory_gib
+
+    def findings(limit: int) -> list:
+        pool = {"name": "gpu", "instance_types": ["g6e.12xlarge"], "availability_zone": 0, "max_memory_gib": limit}
+        workload = {
+            "name": "llama",
+            "kind": "vllm_multinode",
+            "pool": "gpu",
+            "nodes": 2,
+            "model": {"id": "meta-llama/Llama-3.1-70B-Instruct", "hf_token_secret": {"name": "hf"}},
+            "engine": {"tensor_parallel_size": 4, "pipeline_parallel_size": 2},
+        }
+        config = parse_config({"compute": {"karpenter_pools": [pool]}, "workloads": [workload]})
+        return [f for f in multinode.check_capacity(config) if "max_memory_gib" in f.message]
+
+    (finding,) = findings(int(node * 1.5))
+    assert (
+        finding.path == "workloads[0].replicas"
+        and f"raise max_memory_gib of pool 'gpu' to ≥ {2 * node:g}" in finding.fix
+    )
+    assert findings(int(node * 2)) == []
