@@ -12,15 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
-from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, parse_config
 from inferstack.config.kinds import KINDS
 from inferstack.constructs.pod.templates import POD_TEMPLATE_PATHS, walk_path
 from inferstack.gates.projections import projected_pods
-from inferstack.plan.workloads import workloads_plan
 from inferstack.rules import evaluate
-from inferstack.stacks.workloads import render_workloads
-from tests.synth import ROOT, SYNC_IMAGE
+from tests.charts.conftest import render
+from tests.synth import ROOT
 
 EXAMPLES = sorted({example for kind in KINDS.values() for example in kind.examples})
 LABELS = {"example.com/team": "search"}
@@ -30,7 +28,6 @@ ENTRIES = [
     {"name": "OTEL_SERVICE_NAME", "value": "chat"},
     {"name": "TRACING_HEADER", "valueFrom": {"secretKeyRef": {"name": "tracing", "key": "header"}}},
 ]
-REFS = StorageRefs(region="us-west-2", bucket="team-models", sync_image=SYNC_IMAGE)
 NOT_SERVING = ("model-sync", "neuron-compile", "bench", "postgres")
 
 
@@ -39,11 +36,6 @@ def with_pod(example: str, pod: Mapping[str, Any]) -> dict[str, Any]:
     for workload in data["workloads"]:
         workload["pod"] = copy.deepcopy(dict(pod))
     return data
-
-
-def render(data: dict[str, Any]) -> list[dict[str, Any]]:
-    config = parse_config(data)
-    return [obj for item in render_workloads(workloads_plan(config), None, REFS) for obj in item.manifest]
 
 
 @pytest.fixture(scope="module")
@@ -99,10 +91,10 @@ def test_jobs_and_a_gateways_database_get_none_of_it(rendered, example):
             assert all(e["name"] != "OTEL_SERVICE_NAME" for c in pod["spec"]["containers"] for e in c.get("env") or [])
 
 
-def test_without_a_pod_config_nothing_changes():
+def test_without_a_pod_config_nothing_changes(plain_examples):
     """The default (no ``pod``) renders exactly what it rendered before: no empty labels, annotations or env."""
     example = "vllm-gpu-tp4.yaml"
-    plain = render(yaml.safe_load((ROOT / "examples" / example).read_text()))
+    plain = plain_examples[example]
     empty = render(with_pod(example, {}))
     assert plain == empty
 
@@ -175,10 +167,10 @@ def _without_pod_config(node: Any) -> Any:
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_the_pod_config_adds_its_keys_and_changes_nothing_else(rendered, example):
+def test_the_pod_config_adds_its_keys_and_changes_nothing_else(rendered, plain_examples, example):
     """Every other field is as rendered — ports, probes, requests and limits included (a typed object's converter
     drops them from a JSON patch: :mod:`inferstack.charts.rendered`)."""
     _, objects = rendered[example]
-    plain = render(yaml.safe_load((ROOT / "examples" / example).read_text()))
+    plain = plain_examples[example]
     key = lambda o: (o["kind"], o["metadata"]["name"])  # noqa: E731 - a sort key
     assert sorted(map(_without_pod_config, objects), key=key) == sorted(plain, key=key)

@@ -14,7 +14,8 @@ import yaml
 
 from inferstack.config import ConfigError, parse_config
 from inferstack.config.kinds import KINDS
-from tests.charts.test_pod_customization import render, running_pods, serving
+from tests.charts.conftest import render
+from tests.charts.test_pod_customization import running_pods, serving
 from tests.synth import ROOT
 
 #: Kinds whose operators probe the pods (they refuse ``probes``).
@@ -56,13 +57,13 @@ def probes_of(objects: list[dict[str, Any]], workload: str) -> Iterator[tuple[st
 
 
 @pytest.fixture(scope="module")
-def rendered() -> dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]]:
+def rendered(plain_examples) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]]:
     """example → (its data with probes, rendered with them, rendered without)."""
     found = {}
     for example in EXAMPLES:
         kinds = tuple(n for n in KINDS if n not in OPERATOR_PROBED)
         data = config_with(example, PROBES, kinds)
-        found[example] = (data, render(data), render(yaml.safe_load((ROOT / "examples" / example).read_text())))
+        found[example] = (data, render(data), plain_examples[example])
     return found
 
 
