@@ -360,6 +360,12 @@ def _load(plain: str) -> EngineFlags:
     )
 
 
+#: The oldest vLLM release line inferstack sizes (:data:`inferstack.sizing.profiles.PROFILES` starts there: the V1
+#: engine's memory profile). An older release is refused at the field rather than sized with a newer line's profile
+#: (V0-era engines profiled larger activation peaks, so the plan would be optimistic).
+OLDEST_SIZED_VLLM = (0, 10)
+
+
 def vllm_version_of_image(image: str) -> str | None:
     """The vLLM release an image runs, from its tag: ``vllm/vllm-openai:v0.19.0`` → ``0.19.0``.
 

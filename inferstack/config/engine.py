@@ -8,7 +8,13 @@ from enum import StrEnum
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from inferstack.catalog.engine_flags import VLLM_VERSIONS, UnknownFlag, vllm_flags, vllm_version_of_image
+from inferstack.catalog.engine_flags import (
+    OLDEST_SIZED_VLLM,
+    VLLM_VERSIONS,
+    UnknownFlag,
+    vllm_flags,
+    vllm_version_of_image,
+)
 from inferstack.catalog.kubernetes import PROMETHEUS_URL
 from inferstack.config.base import StrictModel, refuse_unread
 from inferstack.config.types import PinnedImage
@@ -169,7 +175,8 @@ class VllmEngineConfig(StrictModel):
 
     image: PinnedImage | None = None
     """Engine image, pinned by tag or digest. Default: the catalog's vLLM image for the pool's accelerator (GPU or
-    Neuron)."""
+    Neuron). A vLLM release older than 0.10 (the oldest inferstack sizes) is refused; one without a vendored flag list
+    runs with its ``extra_args`` unchecked (ENGINE-FLAGS-UNVERIFIED)."""
     gpu_memory_utilization: float = Field(default=0.90, gt=0, le=0.98)
     """Fraction of accelerator memory vLLM may use (weights + activations + KV cache). Default 0.90."""
     max_model_len: int | None = Field(default=None, ge=16)
@@ -226,6 +233,23 @@ class VllmEngineConfig(StrictModel):
         ``image``, or None (no image given: the platform checks against the pool's default image, see
         ``InferstackConfig``; or the image's version is unknown / has no vendored list: unchecked)."""
         return flags_version_of(self.image) if self.image else None
+
+    @field_validator("image")
+    @classmethod
+    def _sized_release(cls, image: str | None) -> str | None:
+        version = vllm_version_of_image(image) if image else None
+        if version is not None:
+            parts = version.split(".")
+            line = (int(parts[0]), int(parts[1])) if len(parts) > 1 and all(p.isdigit() for p in parts[:2]) else None
+            if line is not None and line < OLDEST_SIZED_VLLM:
+                oldest = ".".join(map(str, OLDEST_SIZED_VLLM))
+                raise PydanticCustomError(
+                    "vllm_release",
+                    "{image} runs vLLM {version}, older than the oldest release inferstack sizes ({oldest}: the V1 "
+                    "engine's memory profile) — its plan would be another release's; use vLLM {oldest} or newer",
+                    {"image": image, "version": version, "oldest": oldest},
+                )
+        return image
 
     @model_validator(mode="after")
     def _known_flags(self) -> VllmEngineConfig:

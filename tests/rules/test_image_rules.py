@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from inferstack.catalog.images import IMAGE_FACTS, image_facts
@@ -74,11 +75,12 @@ class TestMultinodeFlags:
         assert list(images.check_multinode_flags(parse_config(_example("vllm-multinode-lws-p5")))) == []
 
     def test_an_image_older_than_the_flags_is_refused(self):
-        """Defect: vllm_multinode on vllm/vllm-openai:v0.8.5 rendered --nnodes/--headless, which it lacks."""
+        """Defect: vllm_multinode on an image older than vLLM's multi-node flags (v0.8.5 then; v0.11.0 now, as
+        releases before 0.10 are refused at the field) rendered --nnodes/--headless, which it lacks."""
         data = _example("vllm-multinode-lws-p5")
-        data["workloads"][0].setdefault("engine", {})["image"] = "vllm/vllm-openai:v0.8.5"
+        data["workloads"][0].setdefault("engine", {})["image"] = "vllm/vllm-openai:v0.11.0"
         (finding,) = images.check_multinode_flags(parse_config(data))
-        assert "0.8.5" in finding.message and "--nnodes" in finding.message
+        assert "0.11.0" in finding.message and "--nnodes" in finding.message
 
 
 def _multinode_efa(image: str) -> dict:
@@ -120,3 +122,21 @@ def test_mirrored_and_digest_pinned_upstream_images_keep_their_facts():
         (finding,) = list(multinode.check_efa_image(parse_config(_multinode_efa(image))))
         assert "aws-ofi-nccl" in finding.message, image
     assert image_facts("vllm/vllm-openai-rocm:v0.1.0") is None  # another repository
+
+
+def test_a_vllm_release_older_than_any_sizing_profile_is_refused_by_name():
+    """Issue 26 §2.2: a version without data is refused, never sized as another. vLLM < 0.10 (the V0 engine) has no
+    memory profile; the plan used the oldest one, optimistic for it."""
+    from inferstack.config import ConfigError
+    from inferstack.sizing.profiles import PROFILES
+
+    assert PROFILES[0].since == (0, 10)  # the catalog's OLDEST_SIZED_VLLM is the first profile's line
+    data = _example("vllm-gpu-tp4")
+    data["workloads"][0]["engine"]["image"] = "vllm/vllm-openai:v0.8.5"
+    with pytest.raises(ConfigError) as raised:
+        parse_config(data)
+    assert "workloads[0].engine.image" in str(raised.value) and "older than the oldest release inferstack sizes" in (
+        str(raised.value)
+    )
+    data["workloads"][0]["engine"]["image"] = "vllm/vllm-openai:v0.10.0"
+    assert parse_config(data).workloads[0].engine.image == "vllm/vllm-openai:v0.10.0"

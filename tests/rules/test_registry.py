@@ -646,7 +646,7 @@ CASES: dict[str, tuple[dict, dict]] = {
     ),
     "IMAGE-MULTINODE-FLAGS": case(
         merge(workload(**MULTINODE), gpu_pool(availability_zone=0)),
-        workload(engine={"image": "vllm/vllm-openai:v0.8.5"}),
+        workload(engine={"image": "vllm/vllm-openai:v0.11.0"}),
         workload(engine={"image": "vllm/vllm-openai:v0.19.0"}),
     ),
     # dynamo
@@ -676,7 +676,7 @@ CASES: dict[str, tuple[dict, dict]] = {
     # engine flags
     "ENGINE-FLAGS-UNVERIFIED": case(
         workload(engine={"extra_args": ["--disable-log-stats"]}),
-        workload(engine={"image": "vllm/vllm-openai:v0.9.0"}),  # a release without a vendored flag list
+        workload(engine={"image": "vllm/vllm-openai:v0.10.0"}),  # a release without a vendored flag list
         workload(engine={"image": "vllm/vllm-openai:v0.19.0"}),
     ),
 }
