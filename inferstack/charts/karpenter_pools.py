@@ -100,6 +100,7 @@ class KarpenterPoolsChart(cdk8s.Chart):
                     role=props.node_role_name,
                     ami_alias=KARPENTER_AMI_ALIASES["al2023"],
                     subnet_ids=where.subnet_ids,
+                    subnet_tags=pool.subnet_tags,
                     security_group_ids=where.security_group_ids,
                     root_volume_gib=pool.effective_root_volume_gib,
                     root_volume_iops=pool.root_volume_iops,

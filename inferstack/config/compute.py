@@ -59,6 +59,9 @@ class InstanceStorePolicy(StrEnum):
 
 
 _RESERVATION = re.compile(r"^cr-[0-9a-z]+$")
+#: AWS tag text (Tagging AWS resources: letters, digits, spaces and _ . : / = + - @); a selector value may be ``*``.
+_SUBNET_TAG = re.compile(r"^[\w .:/=+\-@]+$", re.ASCII)
+_SUBNET_TAG_VALUE = re.compile(r"^([\w .:/=+\-@]*|\*)$", re.ASCII)
 _CRON = re.compile(r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$")
 _RESERVED_LABEL_PREFIXES = ("inferstack.io/", "karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/", "k8s.io/")
 
@@ -370,6 +373,11 @@ class KarpenterPoolConfig(StrictModel):
     """NodePool limit on GPUs / Neuron devices. Default 64 for accelerator pools, none for CPU pools."""
     max_cpu: int | None = Field(default=None, ge=1)
     """NodePool limit on vCPUs. Default: 1000 for CPU pools, none for accelerator pools."""
+    subnet_tags: dict[str, str] = Field(default_factory=dict, max_length=8)
+    """Select the nodes' subnets by tag (``subnetSelectorTerms: [{tags: …}]``, e.g. ``{karpenter.sh/discovery:
+    my-cluster}``; a value ``*`` matches any) instead of the VPC's private subnets by id — for a VPC whose subnets
+    are added later. The subnets must be private subnets of the cluster's VPC with a route out (NAT): Karpenter
+    launches into any that match (in the pool's zone when ``availability_zone`` is set). Default: by id."""
     max_memory_gib: int | None = Field(default=None, ge=1)
     """NodePool limit on memory, GiB (``limits.memory``): Karpenter launches no node that would take the pool's
     nodes over it. Default none."""
@@ -572,6 +580,26 @@ class KarpenterPoolConfig(StrictModel):
         if not self.is_accelerated:
             return None
         return self.max_accelerators or 64
+
+    @field_validator("subnet_tags")
+    @classmethod
+    def _subnet_tags(cls, tags: dict[str, str]) -> dict[str, str]:
+        for key, value in tags.items():
+            check_plain(key, "a tag key", subject=f"tag key {key[:60]!r}: ")
+            check_plain(value, "a tag value", subject=f"the value of tag {key[:60]!r}: ")
+            if (
+                not _SUBNET_TAG.match(key)
+                or not 1 <= len(key) <= 128
+                or len(value) > 256
+                or not _SUBNET_TAG_VALUE.match(value)
+            ):
+                raise PydanticCustomError(
+                    "subnet_tag",
+                    "{key}: {value} is not an AWS tag to select by — a key of 1-128 and a value of at most 256 "
+                    "letters, digits, spaces and _ . : / = + - @ (or * for any value)",
+                    {"key": repr(key)[:60], "value": repr(value)[:60]},
+                )
+        return tags
 
     @property
     def cpu_limit(self) -> int | None:

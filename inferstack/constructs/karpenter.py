@@ -155,7 +155,9 @@ class Ec2NodeClassProps:
     ami_alias: str
     """``amiSelectorTerms`` alias, e.g. ``al2023@v20260714`` (pinned in the catalog)."""
     subnet_ids: Sequence[str]
-    """Subnets the nodes launch into (``subnetSelectorTerms`` by id)."""
+    """Subnets the nodes launch into (``subnetSelectorTerms`` by id), unless ``subnet_tags``."""
+    subnet_tags: Mapping[str, str] = field(default_factory=dict)
+    """Select the subnets by these tags instead (``subnetSelectorTerms: [{tags: …}]``). Default none: by id."""
     security_group_ids: Sequence[str]
     """Security groups of the nodes (``securityGroupSelectorTerms`` by id)."""
     root_volume_gib: int = 100
@@ -192,7 +194,9 @@ class Ec2NodeClass(CustomResource):
         spec: dict[str, Any] = {
             "role": props.role,
             "amiSelectorTerms": [{"alias": props.ami_alias}],
-            "subnetSelectorTerms": [{"id": subnet} for subnet in props.subnet_ids],
+            "subnetSelectorTerms": [{"tags": dict(props.subnet_tags)}]
+            if props.subnet_tags
+            else [{"id": subnet} for subnet in props.subnet_ids],
             "securityGroupSelectorTerms": [{"id": group} for group in props.security_group_ids],
             "metadataOptions": {
                 "httpEndpoint": "enabled",

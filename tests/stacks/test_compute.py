@@ -331,6 +331,7 @@ def test_node_class_and_pool_carry_the_node_knobs():
         "user_data": user_data,
         "termination_grace_period": "2h",
         "max_memory_gib": 4096,
+        "subnet_tags": {"karpenter.sh/discovery": "llm-prod", "tier": "*"},
     }
     pools = parse_config({"compute": {"karpenter_pools": [pool, {"name": "plain", "instance_families": ["g6e"]}]}})
     placement = PoolPlacement(subnet_ids=["subnet-1"], zone=None, security_group_ids=["sg-1"])
@@ -350,11 +351,22 @@ def test_node_class_and_pool_carry_the_node_knobs():
     assert (ebs["iops"], ebs["throughput"], ebs["volumeType"]) == (6000, 500, "gp3")
     assert rendered[("NodePool", "cache")]["spec"]["template"]["spec"]["terminationGracePeriod"] == "2h"
     assert rendered[("NodePool", "cache")]["spec"]["limits"]["memory"] == "4096Gi"
+    assert node_class["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "llm-prod", "tier": "*"}}]
+    assert rendered[("EC2NodeClass", "plain")]["spec"]["subnetSelectorTerms"] == [{"id": "subnet-1"}]
     plain_class, plain_pool = rendered[("EC2NodeClass", "plain")]["spec"], rendered[("NodePool", "plain")]["spec"]
     assert "instanceStorePolicy" not in plain_class and "userData" not in plain_class
     assert "iops" not in plain_class["blockDeviceMappings"][0]["ebs"]
     assert "terminationGracePeriod" not in plain_pool["template"]["spec"] and "memory" not in plain_pool["limits"]
     assert all(validate_custom_resource(o) == [] for o in rendered.values())
+
+
+def test_subnet_tags_are_aws_tags():
+    from inferstack.config import ConfigError, parse_config
+
+    pool = {"name": "p", "instance_types": ["g6e.2xlarge"], "subnet_tags": {"bad key!": "x"}}
+    with pytest.raises(ConfigError) as raised:
+        parse_config({"compute": {"karpenter_pools": [pool]}})
+    assert "compute.karpenter_pools[0].subnet_tags" in str(raised.value) and "AWS tag" in str(raised.value)
 
 
 def test_the_node_knobs_refuse_what_ec2_would():
