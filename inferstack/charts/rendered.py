@@ -24,8 +24,10 @@ def typed(obj: cdk8s.ApiObject) -> bool:
 
 def set_rendered(obj: cdk8s.ApiObject, rendered: Mapping[str, Any]) -> cdk8s.ApiObject:
     """Make ``obj`` render exactly ``rendered`` (its own ``to_json()`` after an edit, same ``apiVersion``, ``kind``
-    and name); return the object that now does (``obj``, or its plain replacement: its dependencies carried over,
-    and objects that depended on it depending on the replacement)."""
+    and name); return the object that now does (``obj``, or its plain replacement, with its dependencies carried
+    over). An object that depended on ``obj`` needs nothing: cdk8s orders a chart's objects by a dependency graph
+    whose vertices are found by construct path (cdk8s 2.70.115 ``lib/dependency.js`` ``getVertex``), and the
+    replacement has the same path."""
     fields = {key: value for key, value in rendered.items() if key not in ("apiVersion", "kind")}
     if not typed(obj):
         for key, value in fields.items():
@@ -34,8 +36,6 @@ def set_rendered(obj: cdk8s.ApiObject, rendered: Mapping[str, Any]) -> cdk8s.Api
     parent, construct_id = obj.node.scope, obj.node.id
     assert parent is not None, "a rendered object always sits in a chart"
     dependencies = list(obj.node.dependencies)
-    root = parent.node.root
-    dependents = [o for o in root.node.find_all() if o is not obj and any(d is obj for d in o.node.dependencies)]
     parent.node.try_remove_child(construct_id)
     meta = rendered.get("metadata") or {}
     plain = cdk8s.ApiObject(
@@ -49,6 +49,4 @@ def set_rendered(obj: cdk8s.ApiObject, rendered: Mapping[str, Any]) -> cdk8s.Api
         plain.add_json_patch(cdk8s.JsonPatch.add(f"/{key}", value))
     for dependency in dependencies:
         plain.node.add_dependency(dependency)
-    for dependent in dependents:
-        dependent.node.add_dependency(plain)
     return plain

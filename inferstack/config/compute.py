@@ -61,7 +61,7 @@ class InstanceStorePolicy(StrEnum):
 _RESERVATION = re.compile(r"^cr-[0-9a-z]+$")
 #: AWS tag text (Tagging AWS resources: letters, digits, spaces and _ . : / = + - @); a selector value may be ``*``.
 _SUBNET_TAG = re.compile(r"^[\w .:/=+\-@]+$", re.ASCII)
-_SUBNET_TAG_VALUE = re.compile(r"^([\w .:/=+\-@]*|\*)$", re.ASCII)
+_SUBNET_TAG_VALUE = re.compile(r"^([\w .:/=+\-@]+|\*)$", re.ASCII)
 _CRON = re.compile(r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$")
 _RESERVED_LABEL_PREFIXES = ("inferstack.io/", "karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/", "k8s.io/")
 
@@ -595,8 +595,8 @@ class KarpenterPoolConfig(StrictModel):
             ):
                 raise PydanticCustomError(
                     "subnet_tag",
-                    "{key}: {value} is not an AWS tag to select by — a key of 1-128 and a value of at most 256 "
-                    "letters, digits, spaces and _ . : / = + - @ (or * for any value)",
+                    "{key}: {value} is not an AWS tag to select by — a key of 1-128 and a value of 1-256 letters, "
+                    "digits, spaces and _ . : / = + - @ (or * for any value; Karpenter refuses an empty one)",
                     {"key": repr(key)[:60], "value": repr(value)[:60]},
                 )
         return tags

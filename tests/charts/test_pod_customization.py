@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from inferstack.catalog.crds import is_custom_resource, validate_custom_resource
 from inferstack.config import ConfigError, parse_config
 from inferstack.config.kinds import KINDS
 from inferstack.constructs.pod.templates import POD_TEMPLATE_PATHS, walk_path
@@ -79,6 +80,16 @@ def test_every_pod_serving_a_workload_carries_its_pod_config(rendered, example):
             assert ANNOTATIONS.items() <= (meta.get("annotations") or {}).items(), where
             engine = pod["spec"]["containers"][0]
             assert all(entry in (engine.get("env") or []) for entry in ENTRIES), (where, engine.get("name"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_the_custom_resources_stay_valid_against_their_crds(rendered, example):
+    """The NIMService's spec.labels/annotations/env and the predictor's labels/annotations/env are fields their
+    vendored CRDs define: what the operator is handed validates."""
+    _, objects = rendered[example]
+    for obj in objects:
+        if is_custom_resource(obj["apiVersion"], obj["kind"]):
+            assert validate_custom_resource(obj) == [], (obj["kind"], obj["metadata"]["name"])
 
 
 @pytest.mark.parametrize("example", EXAMPLES)

@@ -363,10 +363,11 @@ def test_node_class_and_pool_carry_the_node_knobs():
 def test_subnet_tags_are_aws_tags():
     from inferstack.config import ConfigError, parse_config
 
-    pool = {"name": "p", "instance_types": ["g6e.2xlarge"], "subnet_tags": {"bad key!": "x"}}
-    with pytest.raises(ConfigError) as raised:
-        parse_config({"compute": {"karpenter_pools": [pool]}})
-    assert "compute.karpenter_pools[0].subnet_tags" in str(raised.value) and "AWS tag" in str(raised.value)
+    for tags in ({"bad key!": "x"}, {"tier": ""}):  # an empty value: the EC2NodeClass CRD's CEL rule refuses it
+        pool = {"name": "p", "instance_types": ["g6e.2xlarge"], "subnet_tags": tags}
+        with pytest.raises(ConfigError) as raised:
+            parse_config({"compute": {"karpenter_pools": [pool]}})
+        assert "compute.karpenter_pools[0].subnet_tags" in str(raised.value) and "AWS tag" in str(raised.value)
 
 
 def test_the_node_knobs_refuse_what_ec2_would():
