@@ -14,6 +14,12 @@ ACCELERATOR_LABEL = "inferstack.io/accelerator"
 #: ``"true"`` on nodes with EFA interfaces (the EFA device plugin runs only there).
 EFA_LABEL = "inferstack.io/efa"
 SYSTEM_POOL = "system"
+#: Node label that keeps the GPU operator's device plugin off a node: Bottlerocket's NVIDIA variants run their own
+#: (``nvidia-k8s-device-plugin.service``, on by default: bottlerocket-core-kit
+#: packages/nvidia-k8s-device-plugin), and two plugins registering ``nvidia.com/gpu`` replace each other in the
+#: kubelet's device manager. The operator keeps a state label a node already carries (gpu-operator v26.7.0,
+#: controllers/state_manager.go ``addGPUStateLabels``), and its device plugin DaemonSet selects ``"true"``.
+GPU_OPERATOR_DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 
 #: Extended resource each accelerator kind exposes through its device plugin.
 ACCELERATOR_RESOURCE: dict[AcceleratorKind, str] = {

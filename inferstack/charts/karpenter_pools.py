@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import cdk8s
 from constructs import Construct
@@ -12,6 +13,7 @@ from inferstack.catalog.efa_layout import karpenter_interfaces
 from inferstack.catalog.kubernetes import ACCELERATOR_RESOURCE, POOL_LABEL
 from inferstack.catalog.versions import KARPENTER_AMI_ALIASES
 from inferstack.config.compute import KarpenterPoolConfig, NodeCapacity
+from inferstack.config.karpenter_ami import AmiFamily
 from inferstack.constructs.karpenter import (
     Budget,
     Ec2NodeClass,
@@ -82,10 +84,29 @@ def node_pool_props(pool: KarpenterPoolConfig, zone: str | None) -> NodePoolProp
     )
 
 
+#: Bottlerocket's OS volume (``/dev/xvda``), GiB: Karpenter's own default for the family (v1.14.1,
+#: ``pkg/providers/amifamily/bottlerocket.go DefaultBlockDeviceMappings``), kept when the data volume is sized.
+BOTTLEROCKET_OS_VOLUME_GIB = 4
+#: The volume that holds images, containers and emptyDirs, per family (Karpenter's ``EphemeralBlockDevice``).
+DATA_DEVICE = {AmiFamily.AL2023: "/dev/xvda", AmiFamily.BOTTLEROCKET: "/dev/xvdb"}
+
+
+def _ami(pool: KarpenterPoolConfig) -> dict[str, Any]:
+    """The EC2NodeClass's AMI fields of ``pool``: its selector terms (the catalog's AL2023 alias by default), the
+    family for its own AMIs, and the volumes of the family."""
+    family = pool.ami_family
+    return {
+        "ami_selector_terms": pool.ami.selector_terms() if pool.ami else [{"alias": KARPENTER_AMI_ALIASES["al2023"]}],
+        "ami_family": family.value if pool.ami and pool.ami.custom else None,
+        "root_device": DATA_DEVICE[family],
+        "os_volume_gib": BOTTLEROCKET_OS_VOLUME_GIB if family is AmiFamily.BOTTLEROCKET else None,
+    }
+
+
 class KarpenterPoolsChart(cdk8s.Chart):
     """EC2NodeClass + NodePool per pool: instance types expanded from the catalog (so scheduling checks know
     exactly what can launch), accelerator taint and label, limits, disruption budgets, EFA interfaces and
-    placement group for EFA pools, the AMI alias pinned in the catalog."""
+    placement group for EFA pools, the pool's AMI (the AL2023 alias pinned in the catalog by default)."""
 
     def __init__(self, scope: Construct, construct_id: str, props: KarpenterPoolsProps) -> None:
         super().__init__(scope, construct_id, disable_resource_name_hashes=True)
@@ -98,7 +119,7 @@ class KarpenterPoolsChart(cdk8s.Chart):
                 Ec2NodeClassProps(
                     name=pool.name,
                     role=props.node_role_name,
-                    ami_alias=KARPENTER_AMI_ALIASES["al2023"],
+                    **_ami(pool),
                     subnet_ids=where.subnet_ids,
                     subnet_tags=pool.subnet_tags,
                     security_group_ids=where.security_group_ids,

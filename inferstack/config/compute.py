@@ -12,6 +12,7 @@ from pydantic_core import PydanticCustomError
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, InstanceType
 from inferstack.catalog.kubernetes import ACCELERATOR_TAINT_KEY
 from inferstack.config.base import StrictModel
+from inferstack.config.karpenter_ami import AmiFamily, KarpenterAmiConfig, check_selector_tags, check_user_data
 from inferstack.config.labels import LABEL_KEY, check_label
 from inferstack.config.types import AvailabilityZone, InstanceTypeName, KubernetesName, check_plain
 
@@ -59,9 +60,6 @@ class InstanceStorePolicy(StrEnum):
 
 
 _RESERVATION = re.compile(r"^cr-[0-9a-z]+$")
-#: AWS tag text (Tagging AWS resources: letters, digits, spaces and _ . : / = + - @); a selector value may be ``*``.
-_SUBNET_TAG = re.compile(r"^[\w .:/=+\-@]+$", re.ASCII)
-_SUBNET_TAG_VALUE = re.compile(r"^([\w .:/=+\-@]+|\*)$", re.ASCII)
 _CRON = re.compile(r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$")
 _RESERVED_LABEL_PREFIXES = ("inferstack.io/", "karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/", "k8s.io/")
 
@@ -264,6 +262,11 @@ class AcceleratedNodeGroupConfig(StrictModel):
         return self.ami or DEFAULT_AMI[self.accelerator]
 
     @property
+    def boots_bottlerocket(self) -> bool:
+        """The nodes run Bottlerocket (its NVIDIA variant brings its own device plugin)."""
+        return self.ami_variant in (AmiVariant.BOTTLEROCKET, AmiVariant.BOTTLEROCKET_NVIDIA)
+
+    @property
     def uses_placement_group(self) -> bool:
         if self.placement_group is not None:
             return self.placement_group
@@ -413,8 +416,13 @@ class KarpenterPoolConfig(StrictModel):
     instance type of the pool needs instance store (KARPENTER-INSTANCE-STORE). Default none: the disks unused."""
     user_data: str | None = Field(default=None, min_length=1, max_length=16384)
     """EC2NodeClass ``userData`` Karpenter merges its own settings into: on AL2023 a nodeadm ``NodeConfig`` (YAML)
-    or a MIME multi-part document, e.g. to turn on the SOCI snapshotter. At most 16 KiB (EC2's user data limit).
-    Default none."""
+    or a MIME multi-part document, e.g. to turn on the SOCI snapshotter; on Bottlerocket TOML settings. At most
+    16 KiB (EC2's user data limit). Default none."""
+    ami: KarpenterAmiConfig | None = None
+    """The AMI the pool launches (``amiSelectorTerms``): ``{alias: bottlerocket@v1.51.0}`` for another
+    EKS-optimized release, or ``{terms: [...], family: AL2023}`` for your own AMIs. On Bottlerocket the root volume
+    settings size the data volume (``/dev/xvdb``: images, containers, emptyDirs). Default: the catalog's pinned
+    AL2023 release."""
 
     @field_validator("consolidate_after", "expire_after")
     @classmethod
@@ -434,6 +442,23 @@ class KarpenterPoolConfig(StrictModel):
         if value is not None and not value.strip():
             raise PydanticCustomError("user_data", "blank — leave user_data out, or give a nodeadm NodeConfig")
         return value
+
+    @model_validator(mode="after")
+    def _user_data_format(self) -> KarpenterPoolConfig:
+        """The user data reads in the format of the AMI's family (:func:`check_user_data`)."""
+        if self.user_data is not None:
+            check_user_data(self.user_data, self.ami_family)
+        return self
+
+    @property
+    def ami_family(self) -> AmiFamily:
+        """How the pool's nodes boot: the ``ami``'s family, AL2023 by default."""
+        return self.ami.effective_family if self.ami else AmiFamily.AL2023
+
+    @property
+    def boots_bottlerocket(self) -> bool:
+        """The nodes run Bottlerocket (its NVIDIA variant brings its own device plugin)."""
+        return self.ami_family is AmiFamily.BOTTLEROCKET
 
     @model_validator(mode="after")
     def _gp3_ratio(self) -> KarpenterPoolConfig:
@@ -584,22 +609,7 @@ class KarpenterPoolConfig(StrictModel):
     @field_validator("subnet_tags")
     @classmethod
     def _subnet_tags(cls, tags: dict[str, str]) -> dict[str, str]:
-        for key, value in tags.items():
-            check_plain(key, "a tag key", subject=f"tag key {key[:60]!r}: ")
-            check_plain(value, "a tag value", subject=f"the value of tag {key[:60]!r}: ")
-            if (
-                not _SUBNET_TAG.match(key)
-                or not 1 <= len(key) <= 128
-                or len(value) > 256
-                or not _SUBNET_TAG_VALUE.match(value)
-            ):
-                raise PydanticCustomError(
-                    "subnet_tag",
-                    "{key}: {value} is not an AWS tag to select by — a key of 1-128 and a value of 1-256 letters, "
-                    "digits, spaces and _ . : / = + - @ (or * for any value; Karpenter refuses an empty one)",
-                    {"key": repr(key)[:60], "value": repr(value)[:60]},
-                )
-        return tags
+        return check_selector_tags(tags, "subnet_tag")
 
     @property
     def cpu_limit(self) -> int | None:

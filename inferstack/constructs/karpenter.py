@@ -152,8 +152,11 @@ class Ec2NodeClassProps:
     """Name of the EC2NodeClass (cluster-scoped), what a NodePool's ``node_class`` names."""
     role: str
     """Name of the node IAM role (Karpenter creates the instance profile)."""
-    ami_alias: str
-    """``amiSelectorTerms`` alias, e.g. ``al2023@v20260714`` (pinned in the catalog)."""
+    ami_selector_terms: Sequence[Mapping[str, Any]]
+    """``amiSelectorTerms``, e.g. ``[{"alias": "al2023@v20260714"}]`` or ``[{"tags": {...}, "owner": "self"}]``."""
+    ami_family: str | None = None
+    """``amiFamily`` (``AL2023``, ``Bottlerocket``): required by Karpenter without an alias term, else inferred
+    from the alias. Default none (rendered only when given)."""
     subnet_ids: Sequence[str]
     """Subnets the nodes launch into (``subnetSelectorTerms`` by id), unless ``subnet_tags``."""
     subnet_tags: Mapping[str, str] = field(default_factory=dict)
@@ -163,7 +166,11 @@ class Ec2NodeClassProps:
     root_volume_gib: int = 100
     """Size of the encrypted gp3 root volume (images, containers' writable layers, emptyDirs), GiB. Default 100."""
     root_device: str = "/dev/xvda"
-    """Device name of the root volume's block device mapping. Default ``/dev/xvda`` (AL2023's root)."""
+    """Device name of the volume ``root_volume_*`` size: the one holding images, containers and emptyDirs. Default
+    ``/dev/xvda`` (AL2023's root); Bottlerocket's is its data volume, ``/dev/xvdb``."""
+    os_volume_gib: int | None = None
+    """Bottlerocket's OS volume, ``/dev/xvda`` (encrypted gp3) beside the data volume at ``root_device``, GiB.
+    Default none: no second mapping (AL2023)."""
     root_volume_iops: int | None = None
     """Provisioned IOPS of the gp3 root volume (3,000–16,000). Default none: gp3's baseline, 3,000."""
     root_volume_throughput: int | None = None
@@ -187,13 +194,25 @@ class Ec2NodeClassProps:
     """Escape hatch deep-merged into the manifest before validation. Default none."""
 
 
+def _encrypted_gp3(gib: int, iops: int | None = None, throughput: int | None = None) -> dict[str, Any]:
+    """An encrypted gp3 EBS volume of ``gib`` GiB, deleted with the instance; baseline IOPS/throughput unless given."""
+    return {
+        "volumeSize": f"{gib}Gi",
+        "volumeType": "gp3",
+        "encrypted": True,
+        "deleteOnTermination": True,
+        **({"iops": iops} if iops is not None else {}),
+        **({"throughput": throughput} if throughput is not None else {}),
+    }
+
+
 class Ec2NodeClass(CustomResource):
     """``karpenter.k8s.aws/v1`` EC2NodeClass."""
 
     def __init__(self, scope: Construct, construct_id: str, props: Ec2NodeClassProps) -> None:
         spec: dict[str, Any] = {
             "role": props.role,
-            "amiSelectorTerms": [{"alias": props.ami_alias}],
+            "amiSelectorTerms": [dict(term) for term in props.ami_selector_terms],
             "subnetSelectorTerms": [{"tags": dict(props.subnet_tags)}]
             if props.subnet_tags
             else [{"id": subnet} for subnet in props.subnet_ids],
@@ -205,23 +224,19 @@ class Ec2NodeClass(CustomResource):
                 "httpTokens": "required",
             },
             "blockDeviceMappings": [
+                *(
+                    [{"deviceName": "/dev/xvda", "ebs": _encrypted_gp3(props.os_volume_gib)}]
+                    if props.os_volume_gib is not None
+                    else []
+                ),
                 {
                     "deviceName": props.root_device,
-                    "ebs": {
-                        "volumeSize": f"{props.root_volume_gib}Gi",
-                        "volumeType": "gp3",
-                        "encrypted": True,
-                        "deleteOnTermination": True,
-                        **({"iops": props.root_volume_iops} if props.root_volume_iops is not None else {}),
-                        **(
-                            {"throughput": props.root_volume_throughput}
-                            if props.root_volume_throughput is not None
-                            else {}
-                        ),
-                    },
-                }
+                    "ebs": _encrypted_gp3(props.root_volume_gib, props.root_volume_iops, props.root_volume_throughput),
+                },
             ],
         }
+        if props.ami_family is not None:
+            spec["amiFamily"] = props.ami_family
         if props.instance_store_policy is not None:
             spec["instanceStorePolicy"] = props.instance_store_policy
         if props.user_data is not None:

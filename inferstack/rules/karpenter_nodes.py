@@ -7,6 +7,10 @@
   terminationGracePeriodSeconds — past it Karpenter deletes what is left, and it deletes a pod early enough that
   the pod's grace ends with the node's (karpenter.sh NodePool v1 ``terminationGracePeriod``): shorter than the
   pods' grace, a drain starts by cutting running requests.
+* KARPENTER-CUSTOM-AMI (warning): an accelerator pool on your own AMIs (``ami.terms``) needs their drivers on the
+  image: inferstack's GPU operator runs with its driver and container toolkit off (the EKS accelerated AMIs carry
+  both), and nothing installs the Neuron driver; Karpenter launches the nodes either way and the device plugin
+  finds no devices.
 """
 
 from __future__ import annotations
@@ -14,13 +18,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import SERVING_TERMINATION_GRACE_SECONDS
 from inferstack.config.model import InferstackConfig
 from inferstack.plan import resolve
-from inferstack.rules.base import Finding, Rule, karpenter_pools
+from inferstack.rules.base import Finding, Rule, Severity, karpenter_pools
 
 INSTANCE_STORE = "KARPENTER-INSTANCE-STORE"
 TERMINATION_GRACE = "KARPENTER-TERMINATION-GRACE"
+CUSTOM_AMI = "KARPENTER-CUSTOM-AMI"
+#: What an accelerator needs on a node image besides what inferstack installs.
+_DRIVERS = {
+    AcceleratorKind.NVIDIA: "the NVIDIA driver and container toolkit (the GPU operator runs with both off)",
+    AcceleratorKind.NEURON: "the Neuron driver (aws-neuronx-dkms; the Neuron chart installs only the device plugin)",
+}
 _UNITS = {"s": 1, "m": 60, "h": 3600}
 
 
@@ -78,11 +89,32 @@ def check_termination_grace(config: InferstackConfig) -> Iterator[Finding]:
         )
 
 
+def check_custom_ami(config: InferstackConfig) -> Iterator[Finding]:
+    for path, pool in karpenter_pools(config):
+        if pool.ami is None or not pool.ami.custom or pool.accelerator not in _DRIVERS:
+            continue
+        yield Finding(
+            rule=CUSTOM_AMI,
+            path=f"{path}.ami.terms",
+            message=f"the pool's {pool.accelerator.value} nodes boot your own AMIs, which need "
+            f"{_DRIVERS[pool.accelerator]}: without them the device plugin finds no devices and no serving pod "
+            "schedules",
+            fix="build the AMIs from an EKS-optimized accelerated AMI (or use ami.alias, e.g. al2023@v20260714 or "
+            "bottlerocket@<release>), then acknowledge KARPENTER-CUSTOM-AMI for this pool",
+            severity=Severity.WARNING,
+        )
+
+
 RULES = (
     Rule(
         id=INSTANCE_STORE,
         title="RAID0 instance store only on instance types with instance-store NVMe",
         check=check_instance_store,
+    ),
+    Rule(
+        id=CUSTOM_AMI,
+        title="An accelerator pool on its own AMIs needs the accelerator's driver on them",
+        check=check_custom_ami,
     ),
     Rule(
         id=TERMINATION_GRACE,

@@ -128,6 +128,7 @@ WARNING_RULES = frozenset(
     {
         "ENGINE-FLAGS-UNVERIFIED",
         "FSX-EXISTING-SYNC",
+        "KARPENTER-CUSTOM-AMI",
         "MULTINODE-ZONE",
         "MULTINODE-EFA",
         "MULTINODE-EFA-IMAGE",
@@ -269,6 +270,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         {},
         {"compute": {"karpenter_pools": {0: {"instance_store_policy": "RAID0"}}}},  # m7i: no instance store
         gpu_pool(instance_store_policy="RAID0"),  # g6e: NVMe on every size
+    ),
+    "KARPENTER-CUSTOM-AMI": case(
+        {},
+        gpu_pool(ami={"terms": [{"tags": {"team": "ml"}, "owner": "self"}], "family": "AL2023"}),
+        gpu_pool(ami={"alias": "bottlerocket@v1.51.0"}),
     ),
     "KARPENTER-TERMINATION-GRACE": case(
         {},
