@@ -13,7 +13,11 @@ rendered — where each kind's pods are specified:
   configured disallowed list, whose keys :mod:`inferstack.config.pod` refuses anyway) and the ``model`` container's
   env (merged into the runtime's container).
 
-A key or variable the object carries already, with another value, is a config error at ``workloads[i].pod…``:
+``ports`` go on the serving container (the first) of each pod template; a NIMService or InferenceService has none
+to give: the NIM operator builds its container's ports itself (``spec.expose``), and Knative admits one port per
+container (KServe's Knative mode) — a config error names them.
+
+A key, variable or port the object carries already, with another value, is a config error at ``workloads[i].pod…``:
 inferstack's own is never silently replaced.
 """
 
@@ -94,6 +98,30 @@ class _Merge:
                 continue
             current.append(entry)
 
+    def ports(self, container: MutableMapping[str, Any]) -> None:
+        """Append the ports to ``container['ports']``: a name or number the container has already is a problem."""
+        if not self.pod.ports:
+            return
+        current = container.setdefault("ports", [])
+        for index, port in enumerate(self.pod.ports):
+            taken = [p for p in current if p.get("name") == port.name or p.get("containerPort") == port.port]
+            if taken:
+                self.problems.append(
+                    Problem(
+                        f"{self.path}.ports[{index}]",
+                        f"{self.owner}'s container {container.get('name')!r} has port {taken[0].get('name')!r} "
+                        f"({taken[0].get('containerPort')}) already — pick another name and number",
+                        port.port,
+                    )
+                )
+                continue
+            current.append({"name": port.name, "containerPort": port.port, "protocol": "TCP"})
+
+    def refuse_ports(self, why: str) -> None:
+        """A kind whose operator builds the container: its ports are not ours to add."""
+        if self.pod.ports:
+            self.problems.append(Problem(f"{self.path}.ports", why, [p.name for p in self.pod.ports]))
+
 
 def serving_templates(manifest: Mapping[str, Any], workload: str) -> Iterator[MutableMapping[str, Any]]:
     """The pod templates of ``manifest`` (in place) whose labels name ``workload`` and that are not one of its Jobs or
@@ -114,6 +142,7 @@ def customize(manifest: MutableMapping[str, Any], workload: str, merge: _Merge) 
     if kind == "NIMService":
         merge.metadata(spec)
         merge.env(spec)
+        merge.refuse_ports("the NIM operator builds the NIM container and its ports (spec.expose) — remove ports")
         return True
     if kind == "InferenceService":
         predictor = spec.get("predictor") or {}
@@ -121,12 +150,19 @@ def customize(manifest: MutableMapping[str, Any], workload: str, merge: _Merge) 
         containers = [predictor["model"]] if isinstance(predictor.get("model"), MutableMapping) else []
         for container in [*containers, *(predictor.get("containers") or [])]:
             merge.env(container)
+        merge.refuse_ports(
+            "KServe merges the model container into its runtime's, and Knative admits one port per container — "
+            "remove ports"
+        )
         return True
     changed = False
     for template in serving_templates(manifest, workload):
         merge.metadata(template.setdefault("metadata", {}))
-        for container in (template.get("spec") or {}).get("containers") or []:
+        containers = (template.get("spec") or {}).get("containers") or []
+        for container in containers:
             merge.env(container)
+        if containers:
+            merge.ports(containers[0])
         changed = True
     return changed
 

@@ -1,5 +1,5 @@
-"""``pod`` of a workload: labels, annotations and environment variables its serving pods carry besides what
-inferstack renders — on every pod that serves it, whichever kind and operator makes the pod (a Deployment's, a
+"""``pod`` of a workload: labels, annotations, environment variables and extra ports its serving pods carry besides
+what inferstack renders — on every pod that serves it, whichever kind and operator makes the pod (a Deployment's, a
 LeaderWorkerSet's leader and workers, a RayService's head and workers, a DynamoGraphDeployment's components, a
 NIMService's and a KServe predictor's pods). Not on its one-off Jobs (model sync, Neuron compile, benchmark) nor a
 gateway's Postgres.
@@ -20,6 +20,7 @@ from pydantic_core import PydanticCustomError
 
 from inferstack.config.base import StrictModel
 from inferstack.config.labels import check_key, check_label, in_domains
+from inferstack.config.pod_ports import PodPort, check_unique_ports
 from inferstack.config.secret_ref import SecretRef
 from inferstack.config.types import check_plain
 
@@ -84,6 +85,10 @@ class PodConfig(StrictModel):
     env: dict[str, str | EnvFromSecret] = Field(default_factory=dict, max_length=128)
     """Extra environment variables of the serving containers: a literal value, or ``{secret: {name, key}}``. A
     credential belongs in a Secret (rule SECRET-INLINE refuses one written here). Default none."""
+    ports: tuple[PodPort, ...] = Field(default=(), max_length=16)
+    """Extra TCP ports of the serving container, each with the pods its NetworkPolicy admits, e.g. ``[{name:
+    kv-events, port: 5557, clients: [{namespace: llm-d}]}]`` for vLLM's KV-cache events (:mod:`inferstack.config.
+    pod_ports`). Not on NIM and KServe workloads: their operators build the containers. Default none."""
 
     @field_validator("labels")
     @classmethod
@@ -140,7 +145,12 @@ class PodConfig(StrictModel):
                 )
         return env
 
+    @field_validator("ports")
+    @classmethod
+    def _ports(cls, ports: tuple[PodPort, ...]) -> tuple[PodPort, ...]:
+        return check_unique_ports(ports)
+
     @property
     def empty(self) -> bool:
         """Nothing to add (the default)."""
-        return not (self.labels or self.annotations or self.env)
+        return not (self.labels or self.annotations or self.env or self.ports)

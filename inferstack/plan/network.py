@@ -13,6 +13,8 @@ Sources, at the pinned versions:
   ``aibrix-system`` scrape them and load adapters (AIBrix v0.7.0 manifests); an AIBrix workload's clients connect
   to the gateway's proxies (port 80 of its listener, 10080 on the pods), never to the pods, whose serving port
   also loads LoRA adapters;
+* a workload's extra ports (``pod.ports``) admit the clients each names (default: the workload's namespace), and
+  the pods of another namespace inferstack owns that a port names get egress to it;
 * Knative's activator (``knative-serving``) proxies the first request of a scaled-to-zero KServe predictor;
 * every pod that reads the bucket with Pod Identity asks the EKS Pod Identity agent on its node
   (``169.254.170.23:80``, host network; the EKS user guide's Pod Identity considerations);
@@ -37,6 +39,7 @@ from inferstack.config.kinds import kind_of
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.litellm import DatabaseMode, LiteLLMWorkloadConfig
 from inferstack.config.model import InferstackConfig
+from inferstack.config.pod_ports import PortClient
 from inferstack.plan import ResolvedPlatform, ResolvedWorkload, resolve
 from inferstack.plan.bench import bench_pods
 from inferstack.plan.kserve import knative_serving
@@ -215,6 +218,7 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
         ingress.append(Peer(namespace=PROMETHEUS_NAMESPACE, pods=PROMETHEUS_POD, ports=paths.metrics))
     if workload.bench is not None:
         ingress.append(Peer(namespace=workload.namespace, pods=bench_pods(workload.name), ports=paths.serving))
+    ingress += _port_clients(workload)
     egress = list(group)
     if workload.readers:
         egress.append(Peer(cidr=POD_IDENTITY_AGENT, ports=(80,)))
@@ -238,6 +242,30 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
         ingress=unique_peers(ingress),
         egress=unique_peers(egress),
     )
+
+
+def _port_clients(workload: ResolvedWorkload) -> list[Peer]:
+    """The pods admitted on each of the workload's extra ports (``pod.ports``): its ``clients``, by default the pods
+    of the workload's namespace."""
+    return [
+        Peer(namespace=client.namespace or workload.namespace, pods=client.pods or None, ports=(port.port,))
+        for port in workload.config.pod.ports
+        for client in port.clients or (PortClient(),)
+    ]
+
+
+def _port_client_egress(platform: ResolvedPlatform, namespace: str) -> list[Peer]:
+    """Egress the pods of ``namespace`` (one inferstack owns) need to the extra ports of workloads in other
+    namespaces that name them as clients (their own namespace's pods reach every port through
+    ``inferstack-namespace``)."""
+    egress = []
+    for workload in platform.workloads:
+        if workload.namespace == namespace:
+            continue
+        for port in workload.config.pod.ports:
+            if any(client.namespace == namespace for client in port.clients):
+                egress.append(Peer(namespace=workload.namespace, pods=workload_pods(workload), ports=(port.port,)))
+    return egress
 
 
 def _service_peers(target: ResolvedWorkload) -> list[Peer]:
@@ -307,7 +335,12 @@ def network_flows(config: InferstackConfig) -> tuple[NamespaceFlows, ...]:
                 namespace=namespace,
                 workloads=flows,
                 namespace_clients=config.network_policies.namespace_clients,
-                client_egress=tuple(p for w in workloads for p in (*_to_knative(config, w), *_to_aibrix(w))),
+                client_egress=unique_peers(
+                    [
+                        *(p for w in workloads for p in (*_to_knative(config, w), *_to_aibrix(w))),
+                        *_port_client_egress(platform, namespace),
+                    ]
+                ),
                 batch=tuple(batch),
                 batch_egress=egress,
             )
