@@ -14,12 +14,17 @@ ACCELERATOR_LABEL = "inferstack.io/accelerator"
 #: ``"true"`` on nodes with EFA interfaces (the EFA device plugin runs only there).
 EFA_LABEL = "inferstack.io/efa"
 SYSTEM_POOL = "system"
-#: Node label that keeps the GPU operator's device plugin off a node: Bottlerocket's NVIDIA variants run their own
-#: (``nvidia-k8s-device-plugin.service``, on by default: bottlerocket-core-kit
+#: Node label (value ``"false"``) that keeps every GPU operator operand off a node: Bottlerocket's NVIDIA variants
+#: run their own device plugin (``nvidia-k8s-device-plugin.service``, on by default: bottlerocket-core-kit
 #: packages/nvidia-k8s-device-plugin), and two plugins registering ``nvidia.com/gpu`` replace each other in the
-#: kubelet's device manager. The operator keeps a state label a node already carries (gpu-operator v26.7.0,
-#: controllers/state_manager.go ``addGPUStateLabels``), and its device plugin DaemonSet selects ``"true"``.
-GPU_OPERATOR_DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+#: kubelet's device manager. Not ``nvidia.com/gpu.deploy.device-plugin=false``: gpu-operator v26.7.0 strips every
+#: state label from a node without ``nvidia.com/gpu.present`` (controllers/nodelabeling_controller.go
+#: ``updateGPUStateLabels`` → ``removeAllGPUStateLabels``), i.e. from each new node until NFD has labelled it; the
+#: operands label is not a state label and disables them all (state_manager.go ``hasOperandsDisabled``). Its
+#: validator would fail there anyway: it looks for nvidia-smi in /usr/bin, /usr/sbin, /bin, /sbin, /opt/bin
+#: (cmd/nvidia-validator/main.go), and Bottlerocket ships it under /usr/libexec/nvidia/tesla/bin (? newer releases).
+#: So no DCGM exporter on those nodes (rule BOTTLEROCKET-GPU-METRICS).
+GPU_OPERATOR_OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
 
 #: Extended resource each accelerator kind exposes through its device plugin.
 ACCELERATOR_RESOURCE: dict[AcceleratorKind, str] = {

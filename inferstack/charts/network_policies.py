@@ -32,6 +32,7 @@ class NetworkPoliciesChart(cdk8s.Chart):
     * ``inferstack-namespace`` (with ``namespace_clients``): every pod but the batch Jobs may connect to the
       namespace's pods, whose own policies admit them or not;
     * ``inferstack-model-sync`` / ``inferstack-neuron-compile``: those Jobs reach S3 and the Pod Identity agent;
+    * ``inferstack-port-<workload>-<port>``: the pods a workload's extra port names as clients reach it;
     * ``<workload>``: one per workload, its ingress and egress (:func:`inferstack.plan.network.network_flows`)."""
 
     def __init__(
@@ -72,6 +73,20 @@ class NetworkPoliciesChart(cdk8s.Chart):
                         pods={},
                         excluded={COMPONENT_LABEL: (MODEL_SYNC, NEURON_COMPILE, BENCH_COMPONENT)},
                         egress=(PolicyPeer(namespace=ns), *_peers(unique_peers(list(flows.client_egress)))),
+                        labels=LABELS,
+                    ),
+                )
+            for client in flows.port_clients:
+                everyone = not client.pods
+                NetworkPolicy(
+                    scope_ns,
+                    f"port-{client.name}",
+                    NetworkPolicyProps(
+                        name=f"inferstack-port-{client.name}",
+                        namespace=ns,
+                        pods=client.pods,
+                        excluded={COMPONENT_LABEL: (MODEL_SYNC, NEURON_COMPILE, BENCH_COMPONENT)} if everyone else None,
+                        egress=_peers([client.egress]),
                         labels=LABELS,
                     ),
                 )

@@ -110,7 +110,7 @@ class _Merge:
                     Problem(
                         f"{self.path}.ports[{index}]",
                         f"{self.owner}'s container {container.get('name')!r} has port {taken[0].get('name')!r} "
-                        f"({taken[0].get('containerPort')}) already — pick another name and number",
+                        f"({taken[0].get('containerPort')}) already — pick a name and number it does not use",
                         port.port,
                     )
                 )
@@ -151,8 +151,8 @@ def customize(manifest: MutableMapping[str, Any], workload: str, merge: _Merge) 
         for container in [*containers, *(predictor.get("containers") or [])]:
             merge.env(container)
         merge.refuse_ports(
-            "KServe merges the model container into its runtime's, and Knative admits one port per container — "
-            "remove ports"
+            "KServe merges the model container into its runtime's (in Knative mode, Knative admits one port per "
+            "container) — remove ports"
         )
         return True
     changed = False

@@ -440,14 +440,16 @@ class KarpenterPoolConfig(StrictModel):
     @classmethod
     def _user_data(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
-            raise PydanticCustomError("user_data", "blank — leave user_data out, or give a nodeadm NodeConfig")
+            raise PydanticCustomError(
+                "user_data", "blank — leave user_data out, or give a nodeadm NodeConfig (Bottlerocket: TOML settings)"
+            )
         return value
 
     @model_validator(mode="after")
     def _user_data_format(self) -> KarpenterPoolConfig:
         """The user data reads in the format of the AMI's family (:func:`check_user_data`)."""
         if self.user_data is not None:
-            check_user_data(self.user_data, self.ami_family)
+            check_user_data(self.user_data, self.ami_family, custom=bool(self.ami and self.ami.custom))
         return self
 
     @property

@@ -58,7 +58,12 @@ def check_selector_tags(tags: dict[str, str], error: str = "tag") -> dict[str, s
     for key, value in tags.items():
         check_plain(key, "a tag key", subject=f"tag key {key[:60]!r}: ")
         check_plain(value, "a tag value", subject=f"the value of tag {key[:60]!r}: ")
-        if not _TAG_KEY.match(key) or not 1 <= len(key) <= 128 or len(value) > 256 or not _TAG_VALUE.match(value):
+        if (
+            not _TAG_KEY.fullmatch(key)
+            or not 1 <= len(key) <= 128
+            or len(value) > 256
+            or not _TAG_VALUE.fullmatch(value)
+        ):
             raise PydanticCustomError(
                 error,
                 "{key}: {value} is not an AWS tag to select by — a key of 1-128 and a value of 1-256 letters, "
@@ -69,8 +74,8 @@ def check_selector_tags(tags: dict[str, str], error: str = "tag") -> dict[str, s
 
 
 class AmiSelectorTerm(StrictModel):
-    """One ``amiSelectorTerms`` entry: the AMIs matching all of its fields (terms are ORed). Either ``id`` alone, or
-    any of ``name``, ``tags`` and ``ssm_parameter`` (with ``owner`` narrowing ``name`` or ``tags``)."""
+    """One ``amiSelectorTerms`` entry: the AMIs matching all of its fields (terms are ORed). ``id`` alone,
+    ``ssm_parameter`` alone, or ``name`` and/or ``tags`` (with ``owner`` narrowing them)."""
 
     id: str | None = None
     """An AMI id, e.g. ``ami-0123456789abcdef0``: exactly that image in the region. Default none."""
@@ -78,7 +83,8 @@ class AmiSelectorTerm(StrictModel):
     """The AMI's name (EC2's name field, not a Name tag); ``*`` wildcards allowed. Default none."""
     owner: str | None = Field(default=None, min_length=1, max_length=64)
     """Owner of the AMIs ``name`` or ``tags`` select: an account id, ``self``, ``amazon`` or ``aws-marketplace``.
-    Default: Karpenter's (``self`` and ``amazon``)."""
+    Default: with ``name``, Karpenter's ``self`` and ``amazon``; with ``tags`` alone, any owner (Karpenter v1.14.1
+    ``pkg/providers/amifamily/ami.go``)."""
     tags: dict[str, str] = Field(default_factory=dict, max_length=20)
     """AMI tags, e.g. ``{team: ml-platform}``; ``*`` matches any value. Default none."""
     ssm_parameter: str | None = Field(default=None, min_length=1, max_length=2048)
@@ -87,7 +93,7 @@ class AmiSelectorTerm(StrictModel):
     @field_validator("id")
     @classmethod
     def _id(cls, value: str | None) -> str | None:
-        if value is not None and not _AMI_ID.match(value):
+        if value is not None and not _AMI_ID.fullmatch(value):
             raise PydanticCustomError(
                 "ami_id", "{value} is not an AMI id — e.g. ami-0123456789abcdef0", {"value": value[:60]}
             )
@@ -117,10 +123,15 @@ class AmiSelectorTerm(StrictModel):
             raise PydanticCustomError(
                 "ami_term_id",
                 "id selects one AMI and takes no other field (the EC2NodeClass CRD refuses id with name, tags or "
-                "owner) — put the other selectors in a term of their own",
+                "owner; with ssm_parameter Karpenter would read one and ignore the other) — put the other selectors "
+                "in a term of their own",
             )
-        if self.owner is not None and not (self.name or self.tags):
-            raise PydanticCustomError("ami_term_owner", "owner narrows name or tags — add one of them")
+        if self.ssm_parameter is not None and (len(selectors) > 1 or self.owner is not None):
+            raise PydanticCustomError(
+                "ami_term_ssm",
+                "ssm_parameter selects the one AMI its parameter holds: Karpenter v1.14.1 ignores name, tags and owner "
+                "beside it (pkg/providers/amifamily/ami.go) — put them in a term of their own",
+            )
         return self
 
     def to_manifest(self) -> dict[str, object]:
@@ -174,10 +185,11 @@ class KarpenterAmiConfig(StrictModel):
                 "pin a release, e.g. {family_name}@{example}",
                 {"alias": alias, "family_name": family_name, "example": example},
             )
-        if not pattern.match(version):
+        if not pattern.fullmatch(version):
             raise PydanticCustomError(
                 "ami_alias_version",
-                "{alias}: {version} is not a release of {family} — e.g. {family_name}@{example}",
+                "{alias}: {version} is not a release of {family} — e.g. {family_name}@{example} (releases are "
+                "written with their leading v)",
                 {
                     "alias": alias,
                     "version": version[:30],
@@ -229,11 +241,95 @@ class KarpenterAmiConfig(StrictModel):
         return [{"alias": self.alias}] if self.alias else [t.to_manifest() for t in self.terms]
 
 
-def check_user_data(user_data: str, family: AmiFamily) -> None:
+#: Types of the ``settings.kubernetes`` keys Karpenter v1.14.1 decodes (``bootstrap/bottlerocketsettings.go``
+#: ``BottlerocketKubernetes``): a key of another type fails every launch of the pool. Tables of other shapes
+#: (credential-providers, static-pods, topology-manager-policy-options) are only checked to be tables.
+_STRING_KEYS = frozenset(
+    {
+        "api-server", "cloud-provider", "cluster-certificate", "cluster-name", "cluster-dns-ip",
+        "container-log-max-size", "cpu-manager-policy", "cpu-manager-reconcile-period", "memory-manager-policy",
+        "topology-manager-scope", "topology-manager-policy", "image-gc-high-threshold-percent",
+        "image-gc-low-threshold-percent", "shutdown-grace-period", "shutdown-grace-period-for-critical-pods",
+        "cluster-domain", "container-log-monitor-interval", "hostname-override-source",
+    }
+)  # fmt: skip
+_INTEGER_KEYS = frozenset(
+    {
+        "max-pods", "eviction-max-pod-grace-period", "registry-qps", "registry-burst", "event-qps", "event-burst",
+        "kube-api-qps", "kube-api-burst", "container-log-max-files", "ids-per-pod", "pod-pids-limit",
+        "container-log-max-workers", "log-level",
+    }
+)  # fmt: skip
+_BOOLEAN_KEYS = frozenset(
+    {
+        "server-tls-bootstrap", "cpu-cfs-quota-enforced", "seccomp-default",
+        "device-ownership-from-security-context", "single-process-oom-kill",
+    }
+)  # fmt: skip
+_STRING_MAP_KEYS = frozenset(
+    {"node-labels", "eviction-hard", "eviction-soft", "eviction-soft-grace-period", "kube-reserved", "system-reserved"}
+)
+_STRING_LIST_KEYS = frozenset({"allowed-unsafe-sysctls", "cpu-manager-policy-options"})
+_TABLE_KEYS = frozenset({"credential-providers", "static-pods", "topology-manager-policy-options", "node-taints"})
+
+
+def _kubernetes_setting_type(key: str, value: object) -> str | None:
+    """What ``settings.kubernetes.<key>`` must be when ``value`` is not that (None when it fits or is not decoded)."""
+    if key in _STRING_KEYS and not isinstance(value, str):
+        return "a string"
+    if key in _INTEGER_KEYS and (isinstance(value, bool) or not isinstance(value, int)):
+        return "an integer"
+    if key in _BOOLEAN_KEYS and not isinstance(value, bool):
+        return "true or false"
+    if key in _STRING_MAP_KEYS and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+        return "a table of strings"
+    if key in _STRING_LIST_KEYS and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return "a list of strings"
+    if key in _TABLE_KEYS and not isinstance(value, dict):
+        return "a table"
+    if key == "node-taints" and not all(
+        isinstance(v, list) and all(isinstance(t, str) for t in v)
+        for v in value.values()  # type: ignore[union-attr]
+    ):
+        return "a table of lists of strings (value:Effect)"
+    return None
+
+
+def _check_bottlerocket_settings(settings: dict[str, object]) -> None:
+    """The tables and types Karpenter decodes from Bottlerocket user data (``UnmarshalTOML``)."""
+    root = settings.get("settings", {})
+    if not isinstance(root, dict):
+        raise PydanticCustomError(
+            "user_data_toml", "user_data: Bottlerocket's settings must be a TOML table, [settings]"
+        )
+    for table in ("kubernetes", "bootstrap-commands"):
+        if not isinstance(root.get(table, {}), dict):
+            raise PydanticCustomError(
+                "user_data_toml",
+                "user_data: settings.{table} must be a TOML table ([settings.{table}]) — Karpenter would fail every "
+                "launch of the pool",
+                {"table": table},
+            )
+    kubernetes = root.get("kubernetes", {})
+    assert isinstance(kubernetes, dict)
+    for key, value in kubernetes.items():
+        expected = _kubernetes_setting_type(key, value)
+        if expected is not None:
+            raise PydanticCustomError(
+                "user_data_type",
+                "user_data: settings.kubernetes.{key} must be {expected}, not {value} — Karpenter v1.14.1 decodes it "
+                "and would fail every launch of the pool",
+                {"key": key, "expected": expected, "value": repr(value)[:40]},
+            )
+
+
+def check_user_data(user_data: str, family: AmiFamily, custom: bool = False) -> None:
     """Refuse user data the family's bootstrap cannot read, as Karpenter v1.14.1 reads it: Bottlerocket parses it as
-    TOML and fails every launch when it is not (``bootstrap/bottlerocket.go`` → ``NewBottlerocketConfig``); nodeadm
-    on AL2023 takes a MIME document, a YAML ``NodeConfig`` or a script (``bootstrap/nodeadm.go parseUserData``), so
-    Bottlerocket's TOML settings there would run as a shell script."""
+    TOML and decodes the settings it merges its own into, failing every launch when it cannot
+    (``bootstrap/bottlerocket.go`` → ``NewBottlerocketConfig``, ``bottlerocketsettings.go``); nodeadm on AL2023 takes
+    a MIME document, a YAML ``NodeConfig`` or a script (``bootstrap/nodeadm.go parseUserData``), so Bottlerocket's
+    TOML settings there would run as a shell script. ``custom``: the pool boots its own AMIs (the fix then names
+    ``ami.family``)."""
     if family is AmiFamily.BOTTLEROCKET:
         try:
             settings = tomllib.loads(user_data)
@@ -244,10 +340,7 @@ def check_user_data(user_data: str, family: AmiFamily) -> None:
                 "({reason}) — Karpenter would fail every launch of the pool",
                 {"reason": str(exc)[:120]},
             ) from None
-        if not isinstance(settings.get("settings", {}), dict):
-            raise PydanticCustomError(
-                "user_data_toml", "user_data: Bottlerocket's settings must be a TOML table, [settings]"
-            )
+        _check_bottlerocket_settings(settings)
         return
     stripped = user_data.lstrip()
     if stripped.startswith(("MIME-Version:", "Content-Type:")):
@@ -257,9 +350,10 @@ def check_user_data(user_data: str, family: AmiFamily) -> None:
     except tomllib.TOMLDecodeError:
         bottlerocket = False
     if bottlerocket:
+        fix = "set ami.family: Bottlerocket" if custom else "set ami.alias to bottlerocket@<release>"
         raise PydanticCustomError(
             "user_data_family",
             "user_data: these are Bottlerocket settings ([settings…] in TOML), and the pool boots AL2023, whose "
-            "nodeadm would run them as a shell script — set ami.alias to bottlerocket@<release>, or give a nodeadm "
-            "NodeConfig",
+            "nodeadm would run them as a shell script — {fix}, or give a nodeadm NodeConfig",
+            {"fix": fix},
         )

@@ -54,7 +54,7 @@ class PodPort(StrictModel):
     @field_validator("name")
     @classmethod
     def _name(cls, name: str) -> str:
-        if len(name) > 15 or not _PORT_NAME.match(name):
+        if len(name) > 15 or not _PORT_NAME.fullmatch(name):
             raise PydanticCustomError(
                 "port_name",
                 "{name} is not a port name — 1-15 lowercase letters, digits and '-', with a letter, not starting or "

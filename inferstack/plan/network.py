@@ -14,7 +14,7 @@ Sources, at the pinned versions:
   to the gateway's proxies (port 80 of its listener, 10080 on the pods), never to the pods, whose serving port
   also loads LoRA adapters;
 * a workload's extra ports (``pod.ports``) admit the clients each names (default: the workload's namespace), and
-  the pods of another namespace inferstack owns that a port names get egress to it;
+  those client pods, in a namespace inferstack owns, get egress to it (a policy of their own);
 * Knative's activator (``knative-serving``) proxies the first request of a scaled-to-zero KServe predictor;
 * every pod that reads the bucket with Pod Identity asks the EKS Pod Identity agent on its node
   (``169.254.170.23:80``, host network; the EKS user guide's Pod Identity considerations);
@@ -96,6 +96,20 @@ class NamespaceFlows:
     batch: tuple[str, ...] = field(default=())
     """``app.kubernetes.io/component`` values of its one-off Jobs (``model-sync``, ``neuron-compile``)."""
     batch_egress: tuple[Peer, ...] = field(default=())
+    port_clients: tuple[PortClientFlow, ...] = field(default=())
+    """Its pods that a workload's extra port (``pod.ports``) names as clients, and their egress to it."""
+
+
+@dataclass(frozen=True)
+class PortClientFlow:
+    """Egress of the pods of a namespace that a workload's extra port names as clients (each its own policy, so it
+    holds whether or not ``namespace_clients`` lets the namespace's pods reach each other)."""
+
+    name: str
+    """``<workload>-<port name>``, with ``-<n>`` for a second client entry in the same namespace."""
+    pods: Mapping[str, str]
+    """The client pods' labels; empty: every pod of the namespace but its one-off Jobs."""
+    egress: Peer
 
 
 def workload_pods(workload: ResolvedWorkload) -> dict[str, str]:
@@ -254,18 +268,18 @@ def _port_clients(workload: ResolvedWorkload) -> list[Peer]:
     ]
 
 
-def _port_client_egress(platform: ResolvedPlatform, namespace: str) -> list[Peer]:
-    """Egress the pods of ``namespace`` (one inferstack owns) need to the extra ports of workloads in other
-    namespaces that name them as clients (their own namespace's pods reach every port through
-    ``inferstack-namespace``)."""
-    egress = []
+def _port_client_flows(platform: ResolvedPlatform, namespace: str) -> list[PortClientFlow]:
+    """The client pods of ``namespace`` (one inferstack owns) that workloads' extra ports name — by default a port's
+    clients are its workload's namespace — with their egress to the port."""
+    flows: list[PortClientFlow] = []
     for workload in platform.workloads:
-        if workload.namespace == namespace:
-            continue
         for port in workload.config.pod.ports:
-            if any(client.namespace == namespace for client in port.clients):
-                egress.append(Peer(namespace=workload.namespace, pods=workload_pods(workload), ports=(port.port,)))
-    return egress
+            clients = [c for c in port.clients or (PortClient(),) if (c.namespace or workload.namespace) == namespace]
+            for index, client in enumerate(clients):
+                target = Peer(namespace=workload.namespace, pods=workload_pods(workload), ports=(port.port,))
+                name = f"{workload.name}-{port.name}" + (f"-{index + 1}" if index else "")
+                flows.append(PortClientFlow(name=name, pods=dict(client.pods), egress=target))
+    return flows
 
 
 def _service_peers(target: ResolvedWorkload) -> list[Peer]:
@@ -335,14 +349,10 @@ def network_flows(config: InferstackConfig) -> tuple[NamespaceFlows, ...]:
                 namespace=namespace,
                 workloads=flows,
                 namespace_clients=config.network_policies.namespace_clients,
-                client_egress=unique_peers(
-                    [
-                        *(p for w in workloads for p in (*_to_knative(config, w), *_to_aibrix(w))),
-                        *_port_client_egress(platform, namespace),
-                    ]
-                ),
+                client_egress=tuple(p for w in workloads for p in (*_to_knative(config, w), *_to_aibrix(w))),
                 batch=tuple(batch),
                 batch_egress=egress,
+                port_clients=tuple(_port_client_flows(platform, namespace)),
             )
         )
     return tuple(result)

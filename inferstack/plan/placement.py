@@ -15,7 +15,7 @@ from inferstack.catalog.kubernetes import (
     ACCELERATOR_TAINT_VALUE,
     EFA_LABEL,
     EFA_RESOURCE,
-    GPU_OPERATOR_DEVICE_PLUGIN_LABEL,
+    GPU_OPERATOR_OPERANDS_LABEL,
     POOL_LABEL,
 )
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig, Taint
@@ -61,13 +61,13 @@ def pool_instances(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> li
 def pool_labels(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> dict[str, str]:
     """The labels a pool's nodes carry (what serving pods' nodeSelectors match): the pool name, the pool's own
     ``labels``, the accelerator kind on accelerated pools and ``efa: true`` on EFA pools; on Bottlerocket NVIDIA
-    nodes, which run the OS's own device plugin, the label that keeps the GPU operator's off. The node group, the
-    Karpenter NodePool and the scheduling rules all read this."""
+    nodes, which run the OS's own device plugin, the label that keeps the GPU operator's operands off. The node
+    group, the Karpenter NodePool and the scheduling rules all read this."""
     labels = {POOL_LABEL: pool.name, **pool.labels}
     if pool.accelerator is not AcceleratorKind.NONE:
         labels[ACCELERATOR_LABEL] = pool.accelerator.value
     if pool.accelerator is AcceleratorKind.NVIDIA and pool.boots_bottlerocket:
-        labels[GPU_OPERATOR_DEVICE_PLUGIN_LABEL] = "false"
+        labels[GPU_OPERATOR_OPERANDS_LABEL] = "false"
     if pool.efa:
         labels[EFA_LABEL] = "true"
     return labels

@@ -15,6 +15,7 @@ from inferstack.rules import (
     ami,
     autoscaling,
     bench,
+    bottlerocket,
     checklist,
     efa,
     eks_endpoint,
@@ -27,6 +28,7 @@ from inferstack.rules import (
     node_daemons,
     placement,
     placement_zone,
+    pod_ports,
     prefix_overlap,
     resources,
     secrets,
@@ -42,6 +44,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     placement.RULE,
     placement_zone.RULE,
     ami.RULE,
+    bottlerocket.RULE,
     node_daemons.RULE,
     karpenter_limits.RULE,
     resources.RULE,
@@ -55,6 +58,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     *model_context.RULES,
     *prefix_overlap.RULES,
     *gateway_clients.RULES,
+    pod_ports.RULE,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 

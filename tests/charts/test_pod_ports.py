@@ -77,6 +77,7 @@ def test_a_port_the_container_has_is_named():
     [
         ([{"name": "KV_events", "port": 5557}], "is not a port name"),
         ([{"name": "kv-events-publisher", "port": 5557}], "is not a port name"),
+        ([{"name": "kv\n", "port": 5557}], "is not a port name"),
         ([{"name": "kv", "port": 70000}], "less than or equal to 65535"),
         ([KV_EVENTS, {"name": "kv-events", "port": 5558}], "name kv-events appears twice"),
         ([KV_EVENTS, {"name": "other", "port": 5557}], "port 5557 appears twice"),
@@ -102,8 +103,9 @@ class TestNetworkPolicies:
     }
     SERVER = Pod(namespace="serving", labels={"app.kubernetes.io/name": "qwen"})
 
-    def _policies(self, clients: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    def _policies(self, clients: list[dict[str, Any]] | None, namespace_clients: bool = True) -> list[dict[str, Any]]:
         data = copy.deepcopy(self.BASE)
+        data["network_policies"] = {"namespace_clients": namespace_clients}
         port = {**KV_EVENTS, **({"clients": clients} if clients is not None else {})}
         data["workloads"][0]["pod"] = {"ports": [port]}
         return NetworkPoliciesChart(cdk8s.App(), "np", network_flows(parse_config(data))).to_json()
@@ -128,3 +130,24 @@ class TestNetworkPolicies:
         assert not connection_allowed(policies, router, self.SERVER, 5558)
         without = self._policies(None)
         assert not connection_allowed(without, router, self.SERVER, 5557)
+
+    def test_clients_reach_it_without_namespace_clients_too(self):
+        """The client egress is a policy of its own, not the namespace-wide one ``namespace_clients`` turns off."""
+        same = self._policies(None, namespace_clients=False)
+        assert connection_allowed(same, Pod("serving", {"app": "indexer"}), self.SERVER, 5557)
+        assert not connection_allowed(same, Pod("serving", {"app": "indexer"}), self.SERVER, 8000)
+        indexer = {"app": "kv-indexer"}
+        named = self._policies([{"namespace": "routers", "pods": indexer}], namespace_clients=False)
+        assert connection_allowed(named, Pod("routers", indexer), self.SERVER, 5557)
+        assert not connection_allowed(named, Pod("routers", {"app": "other"}), self.SERVER, 5557)
+
+
+def test_pod_ports_names_a_port_the_kind_listens_on_undeclared():
+    """POD-PORTS: Triton's metrics port (8002) — rendered on the container or not, the engine holds it."""
+    from inferstack.rules import pod_ports
+
+    data = with_ports("triton-vllm.yaml", [{"name": "extra", "port": 8002}])
+    (finding,) = [f for f in pod_ports.check(parse_config(data)) if f.path.startswith("workloads[0]")]
+    assert finding.path == "workloads[0].pod.ports[0].port" and "metrics port" in finding.message
+    assert "8000, 8001, 8002" in finding.fix
+    assert list(pod_ports.check(parse_config(with_ports("triton-vllm.yaml", [KV_EVENTS])))) == []

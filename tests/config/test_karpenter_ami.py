@@ -15,7 +15,11 @@ from inferstack.config import ConfigError, parse_config
 from inferstack.rules import karpenter_nodes
 
 G6E = {"name": "gpu", "instance_types": ["g6e.12xlarge"]}
-TOML = "[settings.kubernetes]\nmax-pods = 110\n\n[settings.host-containers.admin]\nenabled = false\n"
+TOML = (
+    "[settings.kubernetes]\nmax-pods = 110\nnode-labels = {team = 'ml'}\n"
+    "[settings.kubernetes.node-taints]\ndedicated = ['ml:NoSchedule']\n"
+    "[settings.host-containers.admin]\nenabled = false\n"
+)
 NODECONFIG = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {}\n"
 #: Your own AMIs, by tag.
 OWN = {"terms": [{"tags": {"team": "ml"}}], "family": "AL2023"}
@@ -86,10 +90,11 @@ class TestRendered:
 
 
 class TestDevicePlugin:
-    """Bottlerocket's NVIDIA variants run their own device plugin: the GPU operator's stays off their nodes (the
-    label its DaemonSet selects, which the operator keeps as the node carries it)."""
+    """Bottlerocket's NVIDIA variants run their own device plugin: the GPU operator's operands stay off their nodes
+    (``nvidia.com/gpu.deploy.operands=false``, which the operator never strips, unlike its per-operand state labels
+    on a node NFD has not labelled yet)."""
 
-    LABEL = "nvidia.com/gpu.deploy.device-plugin"
+    LABEL = "nvidia.com/gpu.deploy.operands"
 
     def _pool_labels(self, pool: dict) -> dict[str, str]:
         parsed = pools(pool)
@@ -100,7 +105,7 @@ class TestDevicePlugin:
         (node_pool,) = [o for o in chart.to_json() if o["kind"] == "NodePool"]
         return node_pool["spec"]["template"]["metadata"]["labels"]
 
-    def test_a_bottlerocket_gpu_pool_keeps_the_operators_device_plugin_off(self):
+    def test_a_bottlerocket_gpu_pool_keeps_the_operators_operands_off(self):
         assert self._pool_labels({**G6E, "ami": {"alias": "bottlerocket@v1.51.0"}})[self.LABEL] == "false"
         own = {"terms": [{"id": "ami-0abc"}], "family": "Bottlerocket"}
         assert self._pool_labels({**G6E, "ami": own})[self.LABEL] == "false"
@@ -150,7 +155,10 @@ class TestRefused:
             ({"id": "ami-1", "owner": "self"}, "id selects one AMI"),
             ({"id": "ami-1", "tags": {"a": "b"}}, "id selects one AMI"),
             ({"id": "i-123"}, "is not an AMI id"),
-            ({"ssm_parameter": "/p", "owner": "self"}, "owner narrows name or tags"),
+            ({"id": "ami-0abc\n"}, "is not an AMI id"),
+            ({"ssm_parameter": "/golden/ami", "tags": {"team": "ml"}}, "ignores name, tags and owner"),
+            ({"ssm_parameter": "/p", "owner": "self"}, "ignores name, tags and owner"),
+            ({"id": "ami-1", "ssm_parameter": "/p"}, "id selects one AMI"),
             ({"tags": {"team": ""}}, "AWS tag"),
         ],
     )
@@ -163,6 +171,24 @@ class TestRefused:
         assert "user_data: Bottlerocket reads it as TOML" in on_bottlerocket
         on_al2023 = problem(user_data=TOML)
         assert "user_data: these are Bottlerocket settings" in on_al2023 and "bottlerocket@<release>" in on_al2023
+
+    @pytest.mark.parametrize(
+        ("toml", "named"),
+        [
+            ('[settings.kubernetes]\nmax-pods = "110"\n', "settings.kubernetes.max-pods must be an integer"),
+            ("[settings.kubernetes]\nnode-labels = 'x'\n", "settings.kubernetes.node-labels must be a table"),
+            ("[settings]\nkubernetes = 1\n", "settings.kubernetes must be a TOML table"),
+            ("[settings.kubernetes.node-taints]\ndedicated = 'x:NoSchedule'\n", "node-taints must be a table of lists"),
+            ("[settings.kubernetes]\nseccomp-default = 'yes'\n", "must be true or false"),
+        ],
+    )
+    def test_bottlerocket_settings_karpenter_cannot_decode(self, toml, named):
+        message = problem(ami={"alias": "bottlerocket@v1.51.0"}, user_data=toml)
+        assert named in message and "fail every launch" in message
+
+    def test_the_fix_names_the_field_of_the_pools_ami(self):
+        own = problem(ami={"terms": [{"id": "ami-0abc"}], "family": "AL2023"}, user_data=TOML)
+        assert "set ami.family: Bottlerocket" in own
 
     def test_user_data_each_family_reads_is_accepted(self):
         assert pools({**G6E, "ami": {"alias": "bottlerocket@v1.51.0"}, "user_data": TOML})[0].user_data == TOML

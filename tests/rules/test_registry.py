@@ -129,6 +129,7 @@ WARNING_RULES = frozenset(
         "ENGINE-FLAGS-UNVERIFIED",
         "FSX-EXISTING-SYNC",
         "KARPENTER-CUSTOM-AMI",
+        "BOTTLEROCKET-GPU-METRICS",
         "MULTINODE-ZONE",
         "MULTINODE-EFA",
         "MULTINODE-EFA-IMAGE",
@@ -271,10 +272,20 @@ CASES: dict[str, tuple[dict, dict]] = {
         {"compute": {"karpenter_pools": {0: {"instance_store_policy": "RAID0"}}}},  # m7i: no instance store
         gpu_pool(instance_store_policy="RAID0"),  # g6e: NVMe on every size
     ),
+    "POD-PORTS": case(
+        {},
+        workload(pod={"ports": [{"name": "metrics2", "port": 8000}]}),  # vLLM's serving port
+        workload(pod={"ports": [{"name": "kv-events", "port": 5557}]}),
+    ),
+    "BOTTLEROCKET-GPU-METRICS": case(
+        {},
+        gpu_pool(ami={"alias": "bottlerocket@v1.51.0"}),  # BASE's Qwen3-8B runs there, monitoring on
+        gpu_pool(ami={"alias": "al2023@v20260714"}),
+    ),
     "KARPENTER-CUSTOM-AMI": case(
         {},
         gpu_pool(ami={"terms": [{"tags": {"team": "ml"}, "owner": "self"}], "family": "AL2023"}),
-        gpu_pool(ami={"alias": "bottlerocket@v1.51.0"}),
+        gpu_pool(ami={"alias": "al2023@v20260714"}),
     ),
     "KARPENTER-TERMINATION-GRACE": case(
         {},
