@@ -1,12 +1,14 @@
-"""The flags each vLLM release's ``vllm serve`` accepts (vendored by ``scripts/vendor_engine_flags.py``), and a walk
-over an argument list that finds the flags a release does not know, with near-match suggestions.
+"""The flags each vLLM release's ``vllm serve`` accepts (vendored by ``scripts/vendor_engine_flags.py``) and each
+SGLang release's ``sglang.launch_server`` (``scripts/vendor_sglang_flags.py``), and a walk over an argument list that
+finds the flags a release does not know, with near-match suggestions.
 
 The walk follows what vLLM's ``FlexibleArgumentParser`` does before argparse sees the arguments: ``_`` and ``-`` are
 the same in a long option's name (up to the first ``.``), ``-O3`` / ``-O=3`` / ``-O 3`` mean
 ``--optimization-level 3``, and a JSON-valued option takes dotted sub-keys (``--compilation-config.mode 3``,
 ``--compilation-config.custom_ops+ a,b``). Then it follows argparse: ``--flag=value`` or ``--flag value`` (a value is
 consumed only if the flag takes one, and never if it looks like an option), ``--`` ends the options, and any other
-token (the model, a flag's value) is positional. Unlike argparse, abbreviations (``--max-num-seq``) are not
+token (the model, a flag's value) is positional. SGLang's parser is plain argparse: no ``_``/``-`` equivalence, no
+``-O`` shorthand, no JSON sub-keys. Unlike argparse, abbreviations (``--max-num-seq``) are not
 accepted (a prefix that is unique today may not be in the next release), and an unconsumed ``"--flag value"`` item
 (one string with a space, which argparse would take for the model) is reported as an unknown flag.
 
@@ -24,7 +26,9 @@ from importlib import resources
 from typing import Any
 
 _DATA = resources.files("inferstack.catalog").joinpath("engine_flag_data")
-_DATA_NAME = re.compile(r"^vllm-(\d+\.\d+\.\d+)\.json$")
+_DATA_NAME = re.compile(r"^(vllm|sglang)-(\d+\.\d+\.\d+)\.json$")
+#: How each engine is named in messages.
+ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang"}
 #: argparse treats these as values, not options, when no option looks like a negative number (true of vLLM).
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 #: Repositories of the upstream vLLM OpenAI-server image (optionally behind a registry host or a mirror prefix).
@@ -47,13 +51,15 @@ def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
-def _versions() -> tuple[str, ...]:
+def _versions(engine: str) -> tuple[str, ...]:
     found = (_DATA_NAME.match(entry.name) for entry in _DATA.iterdir()) if _DATA.is_dir() else ()
-    return tuple(sorted((m.group(1) for m in found if m), key=_version_key))
+    return tuple(sorted((m.group(2) for m in found if m and m.group(1) == engine), key=_version_key))
 
 
-VLLM_VERSIONS: tuple[str, ...] = _versions()
+VLLM_VERSIONS: tuple[str, ...] = _versions("vllm")
 """vLLM versions with a vendored flag list, oldest first."""
+SGLANG_VERSIONS: tuple[str, ...] = _versions("sglang")
+"""SGLang versions with a vendored flag list (``scripts/vendor_sglang_flags.py``), oldest first."""
 
 
 @dataclass(frozen=True)
@@ -119,11 +125,22 @@ class EngineFlags:
     """Short forms rewritten before parsing (``-O`` → ``--optimization-level``). Default none."""
     provenance: dict[str, Any] = field(default_factory=dict)
     """Where the list came from (source file and sha256, wheel sha256, git commit). Default empty."""
+    underscores: bool = True
+    """``_`` and ``-`` are the same in a long option's name (vLLM's ``FlexibleArgumentParser``). False for a plain
+    ``argparse`` parser (SGLang), which takes only the spellings it registers. Default true."""
     _by_spelling: dict[str, FlagSpec] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_spelling = {spelling: spec for spec in self.flags for spelling in spec.spellings}
         object.__setattr__(self, "_by_spelling", by_spelling)
+
+    @property
+    def label(self) -> str:
+        """``vLLM 0.19.0``, ``SGLang 0.5.19``: the release as messages name it."""
+        return f"{ENGINE_LABELS.get(self.engine, self.engine)} {self.version}"
+
+    def _normalise(self, flag: str) -> str:
+        return _normalise(flag) if self.underscores else flag
 
     # -- single flags -------------------------------------------------------------------------------------------
 
@@ -136,7 +153,7 @@ class EngineFlags:
         target = self._shorthand(flag, bare=True)
         if target is not None:
             return self._spelling(target)
-        key = _normalise(flag.split("=", 1)[0])
+        key = self._normalise(flag.split("=", 1)[0])
         if "." in key:
             base = self._spelling(key.split(".", 1)[0])
             return base if base is not None and base.json else None
@@ -152,12 +169,12 @@ class EngineFlags:
         """
         spec = self.spec(flag)
         if spec is None:
-            raise ValueError(f"vLLM {self.version} has no flag {flag}")
+            raise ValueError(f"{self.label} has no flag {flag}")
         if on:
             return spec.name
         visible = [negative for negative in spec.negatives if negative not in spec.hidden]
         if not visible:
-            raise ValueError(f"vLLM {self.version}'s {spec.name} cannot be switched off")
+            raise ValueError(f"{self.label}'s {spec.name} cannot be switched off")
         return visible[0]
 
     def knows(self, flag: str) -> bool:
@@ -171,12 +188,12 @@ class EngineFlags:
         """
         spec = self.spec(flag)
         if spec is None:
-            raise ValueError(f"{flag} is not a flag of {self.engine} {self.version}")
+            raise ValueError(f"{flag} is not a flag of {self.label}")
         if flag in self.shorthands:
             return True  # -O 3
         if self._shorthand(flag) is not None:
             return False  # -O3
-        key = _normalise(flag.split("=", 1)[0])
+        key = self._normalise(flag.split("=", 1)[0])
         return "." in key or (key not in spec.negatives and spec.takes_value)
 
     def canonical(self, flag: str) -> str | None:
@@ -188,7 +205,7 @@ class EngineFlags:
         """Up to ``limit`` (default 3) accepted spellings closest to ``flag``, best first."""
         import difflib
 
-        key = _normalise(flag.split("=", 1)[0])
+        key = self._normalise(flag.split("=", 1)[0])
         if "." in key and key.startswith("-"):
             base, sub = key.split(".", 1)
             spec = self._spelling(base)
@@ -254,7 +271,7 @@ class EngineFlags:
                 i += 1
                 continue
             written, inline = (arg.split("=", 1)[0], True) if "=" in arg else (arg, False)
-            key = _normalise(written)
+            key = self._normalise(written)
             nxt = args[i + 1] if i + 1 < count else None
             consumed = 0
             shorthand = self._shorthand(arg)
@@ -345,18 +362,36 @@ def vllm_flags(version: str) -> EngineFlags:
     if plain not in VLLM_VERSIONS:
         available = ", ".join(VLLM_VERSIONS) or "none"
         raise ValueError(f"no vLLM flag list for {version!r} — available: {available}")
-    return _load(plain)
+    return _load("vllm", plain)
+
+
+def sglang_flags(version: str) -> EngineFlags:
+    """The flag list of SGLang ``version`` (``0.5.19``; a leading ``v`` is ignored), read once and cached.
+
+    Raises ValueError naming the available versions when there is none for ``version``.
+    """
+    plain = version.removeprefix("v")
+    if plain not in SGLANG_VERSIONS:
+        available = ", ".join(SGLANG_VERSIONS) or "none"
+        raise ValueError(f"no SGLang flag list for {version!r} — available: {available}")
+    return _load("sglang", plain)
+
+
+def engine_flags(engine: str, version: str) -> EngineFlags:
+    """The flag list of ``engine`` (``vllm``, ``sglang``) at ``version``."""
+    return sglang_flags(version) if engine == "sglang" else vllm_flags(version)
 
 
 @cache
-def _load(plain: str) -> EngineFlags:
-    raw = json.loads(_DATA.joinpath(f"vllm-{plain}.json").read_text(encoding="utf-8"))
+def _load(engine: str, plain: str) -> EngineFlags:
+    raw = json.loads(_DATA.joinpath(f"{engine}-{plain}.json").read_text(encoding="utf-8"))
     return EngineFlags(
         engine=raw["engine"],
         version=raw["version"],
         flags=tuple(_spec_from(name, spec) for name, spec in raw["flags"].items()),
         shorthands=dict(raw.get("shorthands", {})),
         provenance=dict(raw.get("provenance", {})),
+        underscores=raw.get("argparse", "vllm") != "plain",
     )
 
 
@@ -392,6 +427,24 @@ def vllm_version_of_image(image: str) -> str | None:
     if not _VLLM_REPOSITORY.match(repository):
         return None
     match = _VLLM_TAG.match(tag)
+    return match.group(1) if match else None
+
+
+#: Repositories of the SGLang image (``lmsysorg/sglang``, behind any registry host or mirror prefix) and its release
+#: tags (``v0.5.19``, ``v0.5.19-cu129``, ``v0.5.19-cu129-amd64``).
+_SGLANG_REPOSITORY = re.compile(r"^(?:.+/)?lmsysorg/sglang$")
+_SGLANG_TAG = re.compile(r"^v?(\d+\.\d+\.\d+)(?:-(?:cu\d+|amd64|arm64|x86_64|aarch64))*$")
+
+
+def sglang_version_of_image(image: str) -> str | None:
+    """The SGLang release an image runs, from its tag: ``lmsysorg/sglang:v0.5.19-cu129`` → ``0.5.19``; None for
+    another repository or tag (``latest``, nightlies, ROCm builds, a digest alone). Whether a flag list exists for
+    it: ``SGLANG_VERSIONS``."""
+    reference = image.split("@", 1)[0]
+    slash, colon = reference.rfind("/"), reference.rfind(":")
+    if colon <= slash or not _SGLANG_REPOSITORY.match(reference[:colon]):
+        return None
+    match = _SGLANG_TAG.fullmatch(reference[colon + 1 :])
     return match.group(1) if match else None
 
 

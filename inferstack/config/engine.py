@@ -12,7 +12,7 @@ from inferstack.catalog.engine_flags import (
     OLDEST_SIZED_VLLM,
     VLLM_VERSIONS,
     UnknownFlag,
-    vllm_flags,
+    engine_flags,
     vllm_version_of_image,
 )
 from inferstack.catalog.kubernetes import PROMETHEUS_URL
@@ -60,13 +60,28 @@ def flags_version_of(image: str) -> str | None:
     return version if version in VLLM_VERSIONS else None
 
 
-def check_extra_args(args: tuple[str, ...] | list[str], version: str, prefix: str = "") -> None:
-    """Raise a config error for the first problem of ``args`` against vLLM ``version``'s flags: an unknown flag
-    (with the nearest known spellings) or a spelling of a flag a typed field sets. Error paths are
+#: What an argument no flag takes does to each engine's parser (argparse reads it as a positional).
+_STRAY = {
+    "vllm": "vLLM would read it as a second model and stop at start",
+    "sglang": "SGLang takes no positional argument and would stop at start (unrecognized arguments)",
+}
+
+
+def check_extra_args(
+    args: tuple[str, ...] | list[str],
+    version: str,
+    prefix: str = "",
+    *,
+    engine: str = "vllm",
+    managed: frozenset[str] = MANAGED_FLAGS,
+) -> None:
+    """Raise a config error for the first problem of ``args`` against ``engine`` (``vllm``, default, or ``sglang``)
+    ``version``'s flags: an unknown flag (with the nearest known spellings), a spelling of a flag a typed field sets
+    (``managed``, default vLLM's), a value no flag takes, a value outside a flag's choices. Error paths are
     ``<prefix>extra_args[i]``."""
-    flags = vllm_flags(version)
+    flags = engine_flags(engine, version)
     for index, written, name in flags.known_flags(args):
-        if name in MANAGED_FLAGS:
+        if name in managed:
             raise PydanticCustomError(
                 "managed_flag",
                 "{flag} ({name}) is set by a typed field of engine — use that field instead",
@@ -75,20 +90,20 @@ def check_extra_args(args: tuple[str, ...] | list[str], version: str, prefix: st
     for index, value in flags.stray_values(args):
         raise PydanticCustomError(
             "stray_value",
-            "{value} follows no flag that takes a value: vLLM would read it as a second model and stop at start — "
-            "put its flag before it (e.g. ['--max-loras', '4']) or remove it",
-            {"value": repr(value), "field": f"{prefix}extra_args[{index}]"},
+            "{value} follows no flag that takes a value: {effect} — put its flag before it (e.g. "
+            "['--max-loras', '4']) or remove it",
+            {"value": repr(value), "effect": _STRAY[engine], "field": f"{prefix}extra_args[{index}]"},
         )
     unknown = flags.parse(args)
     if not unknown:
         for index, flag, value, valid in flags.bad_choices(args):
             raise PydanticCustomError(
                 "flag_choice",
-                "{value} is not a value of {flag} in vLLM {version} — valid: {valid}",
+                "{value} is not a value of {flag} in {release} — valid: {valid}",
                 {
                     "value": value,
                     "flag": flag,
-                    "version": version,
+                    "release": flags.label,
                     "valid": ", ".join(valid),
                     "field": f"{prefix}extra_args[{index}]",
                 },
@@ -97,7 +112,7 @@ def check_extra_args(args: tuple[str, ...] | list[str], version: str, prefix: st
 
     def describe(item: UnknownFlag) -> str:
         near = " or ".join(item.near)
-        return f"{item.flag} is not a flag of vLLM {version}" + (f" — did you mean {near}?" if near else "")
+        return f"{item.flag} is not a flag of {flags.label}" + (f" — did you mean {near}?" if near else "")
 
     if len(unknown) == 1:
         (item,) = unknown

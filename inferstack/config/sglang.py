@@ -11,15 +11,41 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from inferstack.catalog.engine_flags import SGLANG_VERSIONS, sglang_version_of_image
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.base import StrictModel
+from inferstack.config.engine import check_extra_args
 from inferstack.config.types import PinnedImage
 from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
 
 #: What SGLang sizes ``mem_fraction_static`` to when it cannot read the GPU's memory (arg_groups/memory_hook.py);
 #: on known GPUs it derives the fraction from the chunked-prefill and CUDA-graph reservations.
 SGLANG_DEFAULT_MEM_FRACTION = 0.88
+#: Flags inferstack renders from typed fields (:mod:`inferstack.charts.sglang`): in ``extra_args`` they would
+#: contradict those fields.
+SGLANG_MANAGED_FLAGS = frozenset(
+    {
+        "--model-path",
+        "--served-model-name",
+        "--host",
+        "--port",
+        "--tp-size",
+        "--context-length",
+        "--dtype",
+        "--kv-cache-dtype",
+        "--grammar-backend",
+        "--mem-fraction-static",
+        "--max-running-requests",
+        "--chunked-prefill-size",
+        "--quantization",
+        "--tool-call-parser",
+        "--reasoning-parser",
+        "--disable-radix-cache",
+        "--enable-metrics",
+        "--revision",
+    }
+)
 
 
 class GrammarBackend(StrEnum):
@@ -79,8 +105,9 @@ class SglangEngineConfig(StrictModel):
     reasoning_parser: str | None = Field(default=None, pattern=r"^[a-z0-9_.-]+$")
     """``--reasoning-parser`` (e.g. ``qwen3``, ``deepseek-r1``). Default none."""
     extra_args: tuple[str, ...] = ()
-    """More SGLang flags, passed as given: no flag list of SGLang is vendored, so they are unchecked (warning
-    ENGINE-FLAGS-UNVERIFIED)."""
+    """More SGLang flags, e.g. ``[--enable-hierarchical-cache]``: checked against the flag list of the image's SGLang
+    release (0.5.19 vendored: an unknown flag is a config error naming the nearest; a flag a typed field sets is
+    refused); another release's are passed unchecked (warning ENGINE-FLAGS-UNVERIFIED)."""
 
     @property
     def sizing_memory_fraction(self) -> float:
@@ -119,7 +146,22 @@ class SglangWorkloadConfig(SingleModelWorkload):
         """``image``, else the catalog's."""
         return self.image or ENGINE_IMAGES["sglang"]
 
+    @property
+    def flags_version(self) -> str | None:
+        """The SGLang release of the image when inferstack carries its flag list, else None."""
+        version = sglang_version_of_image(self.image_for())
+        return version if version in SGLANG_VERSIONS else None
+
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
+        version = self.flags_version
+        if self.engine.extra_args and version is not None:
+            check_extra_args(
+                self.engine.extra_args,
+                version,
+                prefix=f"workloads[{index}].engine.",
+                engine="sglang",
+                managed=SGLANG_MANAGED_FLAGS,
+            )
         if accelerator is not AcceleratorKind.NVIDIA:
             raise PydanticCustomError(
                 "sglang_accelerator",

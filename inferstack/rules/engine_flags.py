@@ -1,6 +1,6 @@
-"""ENGINE-FLAGS-UNVERIFIED: ``engine.extra_args`` of a workload whose engine image carries a vLLM release
-inferstack has no flag list for — or of an engine with no vendored flag list at all (SGLang, TGI) — cannot be
-checked; the flags are passed as written (a warning, so it is seen).
+"""ENGINE-FLAGS-UNVERIFIED: ``engine.extra_args`` of a workload whose engine image carries a vLLM or SGLang release
+inferstack has no flag list for — or of an engine with no vendored flag list at all (TGI) — cannot be checked; the
+flags are passed as written (a warning, so it is seen).
 
 Flags of catalogued releases are checked when the config is read (an unknown flag is a config error naming the
 nearest spellings); this rule covers what that check cannot see.
@@ -14,6 +14,7 @@ from inferstack.catalog.engine_flags import VLLM_VERSIONS
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.kinds import kind_of
 from inferstack.config.model import InferstackConfig
+from inferstack.config.sglang import SglangWorkloadConfig
 from inferstack.config.workloads import VllmWorkloadConfig
 from inferstack.rules.base import Finding, Rule, Severity
 
@@ -23,6 +24,8 @@ RULE_ID = "ENGINE-FLAGS-UNVERIFIED"
 def check(config: InferstackConfig) -> Iterator[Finding]:
     for index, workload in enumerate(config.workloads):
         engine = kind_of(workload).unchecked_flags
+        if isinstance(workload, SglangWorkloadConfig) and workload.flags_version is not None:
+            engine = None  # checked against the release's vendored list when the config was read
         extra = getattr(getattr(workload, "engine", None), "extra_args", ())
         custom = getattr(workload, "image", None)
         if engine is not None and isinstance(custom, str):

@@ -121,13 +121,17 @@ def test_model_fit_judges_the_tightest_instance_of_a_mixed_pool():
     assert not [f for f in _all(parse_config(data)) if f.rule == "MODEL-FIT"]
 
 
+#: A release of each engine with no vendored flag list (SGLang's image of another release; TGI has none at all).
+UNLISTED = {"sglang": {"workloads[0].image": "docker.io/lmsysorg/sglang:v0.5.20-cu129"}, "tgi": {}}
+
+
 @pytest.mark.parametrize("kind", OTHER_ENGINES)
 def test_engine_flags_unverified_warns_for_each_unlisted_engine(examples, kind: str):
-    """ENGINE-FLAGS-UNVERIFIED: SGLang's and TGI's ``extra_args`` pass unchecked (no vendored flag list), with a
-    warning naming the engine release; none without ``extra_args``."""
+    """ENGINE-FLAGS-UNVERIFIED: ``extra_args`` of an engine release without a vendored flag list (TGI; SGLang other
+    than 0.5.19) pass unchecked, with a warning naming the engine; none without ``extra_args``."""
     example = examples[OTHER_ENGINES[kind][0]]
     assert not [f for f in _all(_changed(example, {"workloads[0].engine.extra_args": []})) if "FLAGS" in f.rule]
-    broken = _changed(example, {"workloads[0].engine.extra_args": ["--some-flag", "1"]})
+    broken = _changed(example, {**UNLISTED[kind], "workloads[0].engine.extra_args": ["--some-flag", "1"]})
     (finding,) = _of(_all(broken), "ENGINE-FLAGS-UNVERIFIED", "workloads[0]")
     assert (
         finding.path == "workloads[0].engine.extra_args" and {"sglang": "SGLang", "tgi": "TGI"}[kind] in finding.message

@@ -1,0 +1,217 @@
+"""Vendor SGLang's ``launch_server`` flag list from a release wheel into compact catalog data.
+
+SGLang's parser cannot be imported without torch and the CUDA kernels, so the list is read from the source, the way
+the parser builds it (sglang 0.5.19, ``sglang/srt/server_args.py`` and ``sglang/srt/arg_groups/arg_utils.py``):
+
+* every ``ServerArgs`` field annotated ``A[T, Arg(...)]`` or ``A[T, "help"]`` (``add_cli_args_from_dataclass``): the
+  flag ``Arg.cli_name`` or ``--<field-name>`` with ``_`` → ``-``, plus ``Arg.aliases``; ``no_cli`` fields are left
+  out. ``nargs``: a custom ``action`` decides (``argparse.BooleanOptionalAction``: none, with ``--no-<flag>``; other
+  actions: their ``action_kwargs``'s ``nargs``); a ``Literal`` takes one value of its choices; a ``List`` without a
+  ``type_parser`` takes ``Arg.nargs`` or ``+``; ``bool`` is ``store_true``; anything else one value (``Arg.nargs``
+  when set). ``choices`` are kept when written as literals;
+* every ``parser.add_argument`` call of ``ServerArgs.add_cli_args`` (deprecated spellings, dynamic choices,
+  ``--config``): a ``DeprecatedAction`` with an ``error_message`` stops the server (``parser.error``), so it is left
+  out; the other ``Deprecated…`` actions still work and are marked ``deprecated``; their ``nargs`` as the action
+  classes define them (``sglang/srt/arg_groups/argparse_actions.py``: 0 for ``DeprecatedAction``,
+  ``DeprecatedStoreTrueAction`` and ``DeprecatedStoreConstAction``, the call's own for ``DeprecatedAliasStoreAction``).
+
+SGLang's parser is a plain ``argparse.ArgumentParser``: ``_`` and ``-`` are not interchangeable (``"argparse":
+"plain"`` in the data). Output: ``inferstack/catalog/engine_flag_data/sglang-<version>.json``, in the vLLM lists'
+format, with ``provenance`` (the wheel's name and sha256, the source file's sha256).
+
+Usage: ``python scripts/vendor_sglang_flags.py WHEEL [--out DIR] [--check]`` (the wheel: ``pip download
+sglang==0.5.19 --no-deps``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import re
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "inferstack" / "catalog" / "engine_flag_data"
+SOURCE = "sglang/srt/server_args.py"
+#: Actions of argparse_actions.py that take no value (their ``nargs=0`` default).
+NO_VALUE_ACTIONS = {"DeprecatedAction", "DeprecatedStoreTrueAction", "DeprecatedStoreConstAction"}
+
+
+def _literal(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+
+
+def _keywords(call: ast.Call) -> dict[str, ast.AST]:
+    return {kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
+
+
+def _dict_value(node: ast.AST | None, key: str) -> Any:
+    """The literal value under ``key`` of a dict display (``{"type": str, "nargs": "*"}`` → ``"*"``), or None."""
+    if not isinstance(node, ast.Dict):
+        return None
+    for k, v in zip(node.keys, node.values, strict=True):
+        if isinstance(k, ast.Constant) and k.value == key:
+            return _literal(v)
+    return None
+
+
+def _unwrap_optional(node: ast.AST) -> ast.AST:
+    """``Optional[X]`` / ``Union[X, None]`` / ``X | None`` → X (when one non-None member)."""
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) in ("Optional", "typing.Optional"):
+        return node.slice
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) in ("Union", "typing.Union"):
+        members = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        rest = [m for m in members if ast.unparse(m) != "None"]
+        return rest[0] if len(rest) == 1 else node
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        rest = [m for m in (node.left, node.right) if ast.unparse(m) != "None"]
+        return rest[0] if len(rest) == 1 else node
+    return node
+
+
+def _field_flag(name: str, annotation: ast.Subscript) -> tuple[str, dict[str, Any]] | None:
+    """The flag of one ``ServerArgs`` field (``add_cli_args_from_dataclass``), or None when it has no CLI."""
+    elements = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+    kind, meta = elements[0], None
+    for element in elements[1:]:
+        if isinstance(element, ast.Call) and ast.unparse(element.func) == "Arg":
+            meta = _keywords(element)
+            break
+        if isinstance(element, ast.Constant) and isinstance(element.value, str):
+            meta = {}
+            break
+    if meta is None or _literal(meta.get("no_cli", ast.Constant(False))):
+        return None
+    flag = _literal(meta["cli_name"]) if "cli_name" in meta else "--" + name.replace("_", "-")
+    spec: dict[str, Any] = {}
+    aliases = _literal(meta["aliases"]) if "aliases" in meta else None
+    if aliases:
+        spec["aliases"] = list(aliases)
+    arg_nargs = _literal(meta["nargs"]) if "nargs" in meta else None
+    choices = _literal(meta["choices"]) if "choices" in meta else None
+    if "action" in meta:
+        action = ast.unparse(meta["action"])
+        if action == "argparse.BooleanOptionalAction":
+            spec["negatives"] = ["--no-" + flag.removeprefix("--")]
+            spec["nargs"] = 0
+        else:
+            spec["nargs"] = _dict_value(meta.get("action_kwargs"), "nargs")
+        return flag, spec
+    inner = _unwrap_optional(kind)
+    head = ast.unparse(inner.value) if isinstance(inner, ast.Subscript) else ast.unparse(inner)
+    if head in ("Literal", "typing.Literal"):
+        values = _literal(inner.slice)  # type: ignore[union-attr]
+        spec["choices"] = list(choices or (values if isinstance(values, tuple) else (values,)))
+        spec["nargs"] = None
+    elif head in ("List", "list", "typing.List") and "type_parser" not in meta:
+        spec["nargs"] = arg_nargs or "+"
+    elif head == "bool":
+        spec["nargs"] = 0
+    else:
+        spec["nargs"] = arg_nargs
+    if choices and "choices" not in spec and spec["nargs"] != 0:
+        spec["choices"] = list(choices)
+    return flag, spec
+
+
+def _manual_flags(function: ast.FunctionDef) -> dict[str, dict[str, Any]]:
+    """The ``parser.add_argument`` calls of ``add_cli_args`` (beside the dataclass-derived ones)."""
+    flags: dict[str, dict[str, Any]] = {}
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "parser.add_argument"):
+            continue
+        names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        keywords = _keywords(node)
+        action = ast.unparse(keywords["action"]) if "action" in keywords else None
+        if action == "DeprecatedAction" and "error_message" in keywords:
+            continue  # parser.error: the server stops
+        spec: dict[str, Any] = {}
+        if len(names) > 1:
+            spec["aliases"] = names[1:]
+        if action in NO_VALUE_ACTIONS or action in ("'store_true'", "'store_false'"):
+            spec["nargs"] = 0
+        else:
+            spec["nargs"] = _literal(keywords["nargs"]) if "nargs" in keywords else None
+        choices = _literal(keywords["choices"]) if "choices" in keywords else None
+        if choices and spec["nargs"] != 0:
+            spec["choices"] = list(choices)
+        if action is not None and action.startswith("Deprecated"):
+            spec["deprecated"] = True
+        flags[names[0]] = spec
+    return flags
+
+
+def extract(source: str) -> dict[str, dict[str, Any]]:
+    """Every flag ``ServerArgs.add_cli_args`` registers, keyed by its primary spelling."""
+    tree = ast.parse(source)
+    (server_args,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs"]
+    flags: dict[str, dict[str, Any]] = {}
+    for node in server_args.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            annotation = node.annotation
+            if isinstance(annotation, ast.Subscript) and ast.unparse(annotation.value) in ("A", "Annotated"):
+                found = _field_flag(node.target.id, annotation)
+                if found is not None:
+                    flags[found[0]] = found[1]
+    (add_cli_args,) = [n for n in server_args.body if isinstance(n, ast.FunctionDef) and n.name == "add_cli_args"]
+    flags.update(_manual_flags(add_cli_args))
+    return dict(sorted(flags.items()))
+
+
+def render(wheel: Path) -> tuple[str, str]:
+    """``(file name, JSON text)`` of the wheel's flag list."""
+    match = re.match(r"^sglang-(\d+\.\d+\.\d+)-", wheel.name)
+    if match is None:
+        raise SystemExit(f"{wheel.name}: not an sglang release wheel (sglang-<version>-….whl)")
+    version = match.group(1)
+    with zipfile.ZipFile(wheel) as archive:
+        source = archive.read(SOURCE)
+    flags = extract(source.decode("utf-8"))
+    data = {
+        "argparse": "plain",
+        "engine": "sglang",
+        "provenance": {
+            "method": "scripts/vendor_sglang_flags.py: read from the source (the parser needs torch to import)",
+            "source": SOURCE,
+            "source_sha256": hashlib.sha256(source).hexdigest(),
+            "wheel": wheel.name,
+            "wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        },
+        "version": version,
+    }
+    compact = {"sort_keys": True, "separators": (",", ":")}
+    lines = ["{"] + [f"{json.dumps(k)}:{json.dumps(v, **compact)}," for k, v in data.items() if k != "version"]
+    lines.append('"flags":{')
+    lines += [f"{json.dumps(name)}:{json.dumps(spec, **compact)}," for name, spec in flags.items()]
+    lines[-1] = lines[-1].rstrip(",")
+    lines += ["},", f'"version":{json.dumps(version)}', "}"]
+    return f"sglang-{version}.json", "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("wheel", type=Path)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the data differs")
+    args = parser.parse_args()
+    name, text = render(args.wheel)
+    target = args.out / name
+    if args.check:
+        current = target.read_text(encoding="utf-8") if target.exists() else None
+        print(f"{target}: {'current' if current == text else 'stale'}")
+        return 0 if current == text else 1
+    target.write_text(text, encoding="utf-8")
+    print(f"{target}: {len(json.loads(text)['flags'])} flags")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
