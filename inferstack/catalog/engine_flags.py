@@ -1,14 +1,15 @@
 """The flags each vLLM release's ``vllm serve`` accepts (vendored by ``scripts/vendor_engine_flags.py``) and each
-SGLang release's ``sglang.launch_server`` (``scripts/vendor_sglang_flags.py``), and a walk over an argument list that
-finds the flags a release does not know, with near-match suggestions.
+SGLang release's ``sglang.launch_server`` (``scripts/vendor_sglang_flags.py``) and TGI's ``text-generation-launcher``
+(``scripts/vendor_tgi_flags.py``), and a walk over an argument list that finds the flags a release does not know,
+with near-match suggestions.
 
 The walk follows what vLLM's ``FlexibleArgumentParser`` does before argparse sees the arguments: ``_`` and ``-`` are
 the same in a long option's name (up to the first ``.``), ``-O3`` / ``-O=3`` / ``-O 3`` mean
 ``--optimization-level 3``, and a JSON-valued option takes dotted sub-keys (``--compilation-config.mode 3``,
 ``--compilation-config.custom_ops+ a,b``). Then it follows argparse: ``--flag=value`` or ``--flag value`` (a value is
 consumed only if the flag takes one, and never if it looks like an option), ``--`` ends the options, and any other
-token (the model, a flag's value) is positional. SGLang's parser is plain argparse: no ``_``/``-`` equivalence, no
-``-O`` shorthand, no JSON sub-keys. Unlike argparse, abbreviations (``--max-num-seq``) are not
+token (the model, a flag's value) is positional. SGLang's parser is plain argparse and TGI's clap: no ``_``/``-``
+equivalence, no ``-O`` shorthand, no JSON sub-keys. Unlike argparse, abbreviations (``--max-num-seq``) are not
 accepted (a prefix that is unique today may not be in the next release), and an unconsumed ``"--flag value"`` item
 (one string with a space, which argparse would take for the model) is reported as an unknown flag.
 
@@ -26,9 +27,9 @@ from importlib import resources
 from typing import Any
 
 _DATA = resources.files("inferstack.catalog").joinpath("engine_flag_data")
-_DATA_NAME = re.compile(r"^(vllm|sglang)-(\d+\.\d+\.\d+)\.json$")
+_DATA_NAME = re.compile(r"^(vllm|sglang|tgi)-(\d+\.\d+\.\d+)\.json$")
 #: How each engine is named in messages.
-ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang"}
+ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
 #: argparse treats these as values, not options, when no option looks like a negative number (true of vLLM).
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 #: Repositories of the upstream vLLM OpenAI-server image (optionally behind a registry host or a mirror prefix).
@@ -60,6 +61,8 @@ VLLM_VERSIONS: tuple[str, ...] = _versions("vllm")
 """vLLM versions with a vendored flag list, oldest first."""
 SGLANG_VERSIONS: tuple[str, ...] = _versions("sglang")
 """SGLang versions with a vendored flag list (``scripts/vendor_sglang_flags.py``), oldest first."""
+TGI_VERSIONS: tuple[str, ...] = _versions("tgi")
+"""TGI launcher versions with a vendored flag list (``scripts/vendor_tgi_flags.py``), oldest first."""
 
 
 @dataclass(frozen=True)
@@ -370,16 +373,30 @@ def sglang_flags(version: str) -> EngineFlags:
 
     Raises ValueError naming the available versions when there is none for ``version``.
     """
-    plain = version.removeprefix("v")
-    if plain not in SGLANG_VERSIONS:
-        available = ", ".join(SGLANG_VERSIONS) or "none"
-        raise ValueError(f"no SGLang flag list for {version!r} — available: {available}")
-    return _load("sglang", plain)
+    return engine_flags("sglang", version)
+
+
+def tgi_flags(version: str) -> EngineFlags:
+    """The flag list of TGI's launcher at ``version`` (``3.3.7``), read once and cached.
+
+    Raises ValueError naming the available versions when there is none for ``version``.
+    """
+    return engine_flags("tgi", version)
 
 
 def engine_flags(engine: str, version: str) -> EngineFlags:
-    """The flag list of ``engine`` (``vllm``, ``sglang``) at ``version``."""
-    return sglang_flags(version) if engine == "sglang" else vllm_flags(version)
+    """The flag list of ``engine`` (``vllm``, ``sglang``, ``tgi``) at ``version`` (a leading ``v`` is ignored).
+
+    Raises ValueError naming the available versions when there is none for ``version``.
+    """
+    if engine == "vllm":
+        return vllm_flags(version)
+    plain = version.removeprefix("v")
+    versions = {"sglang": SGLANG_VERSIONS, "tgi": TGI_VERSIONS}.get(engine, ())
+    if plain not in versions:
+        label = ENGINE_LABELS.get(engine, engine)
+        raise ValueError(f"no {label} flag list for {version!r} — available: {', '.join(versions) or 'none'}")
+    return _load(engine, plain)
 
 
 @cache
@@ -391,7 +408,7 @@ def _load(engine: str, plain: str) -> EngineFlags:
         flags=tuple(_spec_from(name, spec) for name, spec in raw["flags"].items()),
         shorthands=dict(raw.get("shorthands", {})),
         provenance=dict(raw.get("provenance", {})),
-        underscores=raw.get("argparse", "vllm") != "plain",
+        underscores=raw.get("argparse", "vllm") == "vllm",
     )
 
 
@@ -445,6 +462,24 @@ def sglang_version_of_image(image: str) -> str | None:
     if colon <= slash or not _SGLANG_REPOSITORY.match(reference[:colon]):
         return None
     match = _SGLANG_TAG.fullmatch(reference[colon + 1 :])
+    return match.group(1) if match else None
+
+
+#: Repositories of TGI's image (``huggingface/text-generation-inference``, behind any registry host or mirror prefix);
+#: its CUDA build's release tags are the bare version (``3.3.7``: ``-rocm``, ``-intel-xpu``, ``-neuron`` builds are
+#: other images).
+_TGI_REPOSITORY = re.compile(r"^(?:.+/)?huggingface/text-generation-inference$")
+_TGI_TAG = re.compile(r"^(\d+\.\d+\.\d+)$")
+
+
+def tgi_version_of_image(image: str) -> str | None:
+    """The TGI release an image runs, from its tag: ``ghcr.io/huggingface/text-generation-inference:3.3.7`` →
+    ``3.3.7``; None for another repository, a variant build or a digest alone."""
+    reference = image.split("@", 1)[0]
+    slash, colon = reference.rfind("/"), reference.rfind(":")
+    if colon <= slash or not _TGI_REPOSITORY.match(reference[:colon]):
+        return None
+    match = _TGI_TAG.fullmatch(reference[colon + 1 :])
     return match.group(1) if match else None
 
 

@@ -64,6 +64,7 @@ def flags_version_of(image: str) -> str | None:
 _STRAY = {
     "vllm": "vLLM would read it as a second model and stop at start",
     "sglang": "SGLang takes no positional argument and would stop at start (unrecognized arguments)",
+    "tgi": "TGI's launcher takes no positional argument and would stop at start (unexpected argument)",
 }
 
 
@@ -75,10 +76,10 @@ def check_extra_args(
     engine: str = "vllm",
     managed: frozenset[str] = MANAGED_FLAGS,
 ) -> None:
-    """Raise a config error for the first problem of ``args`` against ``engine`` (``vllm``, default, or ``sglang``)
-    ``version``'s flags: an unknown flag (with the nearest known spellings), a spelling of a flag a typed field sets
-    (``managed``, default vLLM's), a value no flag takes, a value outside a flag's choices. Error paths are
-    ``<prefix>extra_args[i]``."""
+    """Raise a config error for the first problem of ``args`` against the flags of ``engine`` (``vllm``, default,
+    ``sglang``, ``tgi``) at ``version``: an unknown flag (with the nearest known spellings), a spelling of a flag a
+    typed field sets (``managed``, default vLLM's), a value no flag takes, a value outside a flag's choices. Error
+    paths are ``<prefix>extra_args[i]``."""
     flags = engine_flags(engine, version)
     for index, written, name in flags.known_flags(args):
         if name in managed:

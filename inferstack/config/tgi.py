@@ -11,9 +11,11 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from inferstack.catalog.engine_flags import TGI_VERSIONS, tgi_version_of_image
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.base import StrictModel
+from inferstack.config.engine import check_extra_args
 from inferstack.config.types import PinnedImage
 from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
 
@@ -59,8 +61,9 @@ class TgiEngineConfig(StrictModel):
     kv_cache_dtype: TgiKvCacheDtype | None = None
     """``--kv-cache-dtype``. Default: the model dtype."""
     extra_args: tuple[str, ...] = ()
-    """More launcher flags, passed as given and unchecked (no TGI flag list is vendored; warning
-    ENGINE-FLAGS-UNVERIFIED)."""
+    """More launcher flags, e.g. ``[--max-batch-size, "32"]``: checked against the flag list of the image's TGI release
+    (3.3.7 vendored: an unknown flag is a config error naming the nearest; a flag a typed field sets is refused);
+    another release's are passed unchecked (warning ENGINE-FLAGS-UNVERIFIED)."""
 
     @model_validator(mode="after")
     def _limits(self) -> TgiEngineConfig:
@@ -75,6 +78,28 @@ class TgiEngineConfig(StrictModel):
                 "tgi_dtype", "TGI refuses --dtype with --quantize — remove one", {"field": "dtype"}
             )
         return self
+
+
+#: Launcher flags inferstack renders (:mod:`inferstack.charts.tgi`): in ``extra_args`` they would contradict the
+#: typed fields.
+TGI_MANAGED_FLAGS = frozenset(
+    {
+        "--model-id",
+        "--hostname",
+        "--port",
+        "--prometheus-port",
+        "--num-shard",
+        "--max-total-tokens",
+        "--max-concurrent-requests",
+        "--cuda-memory-fraction",
+        "--max-input-tokens",
+        "--max-batch-prefill-tokens",
+        "--quantize",
+        "--dtype",
+        "--kv-cache-dtype",
+        "--revision",
+    }
+)
 
 
 class TgiWorkloadConfig(SingleModelWorkload):
@@ -108,7 +133,22 @@ class TgiWorkloadConfig(SingleModelWorkload):
         """``image``, else the catalog's."""
         return self.image or ENGINE_IMAGES["tgi"]
 
+    @property
+    def flags_version(self) -> str | None:
+        """The TGI release of the image when inferstack carries its launcher's flag list, else None."""
+        version = tgi_version_of_image(self.image_for())
+        return version if version in TGI_VERSIONS else None
+
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
+        version = self.flags_version
+        if self.engine.extra_args and version is not None:
+            check_extra_args(
+                self.engine.extra_args,
+                version,
+                prefix=f"workloads[{index}].engine.",
+                engine="tgi",
+                managed=TGI_MANAGED_FLAGS,
+            )
         if accelerator is not AcceleratorKind.NVIDIA:
             raise PydanticCustomError(
                 "tgi_accelerator",

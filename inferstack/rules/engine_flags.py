@@ -1,6 +1,6 @@
-"""ENGINE-FLAGS-UNVERIFIED: ``engine.extra_args`` of a workload whose engine image carries a vLLM or SGLang release
-inferstack has no flag list for — or of an engine with no vendored flag list at all (TGI) — cannot be checked; the
-flags are passed as written (a warning, so it is seen).
+"""ENGINE-FLAGS-UNVERIFIED: ``engine.extra_args`` of a workload whose engine image carries a vLLM, SGLang or TGI
+release inferstack has no flag list for cannot be checked; the flags are passed as written (a warning, so it is
+seen).
 
 Flags of catalogued releases are checked when the config is read (an unknown flag is a config error naming the
 nearest spellings); this rule covers what that check cannot see.
@@ -15,6 +15,7 @@ from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.kinds import kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.config.sglang import SglangWorkloadConfig
+from inferstack.config.tgi import TgiWorkloadConfig
 from inferstack.config.workloads import VllmWorkloadConfig
 from inferstack.rules.base import Finding, Rule, Severity
 
@@ -24,7 +25,7 @@ RULE_ID = "ENGINE-FLAGS-UNVERIFIED"
 def check(config: InferstackConfig) -> Iterator[Finding]:
     for index, workload in enumerate(config.workloads):
         engine = kind_of(workload).unchecked_flags
-        if isinstance(workload, SglangWorkloadConfig) and workload.flags_version is not None:
+        if isinstance(workload, SglangWorkloadConfig | TgiWorkloadConfig) and workload.flags_version is not None:
             engine = None  # checked against the release's vendored list when the config was read
         extra = getattr(getattr(workload, "engine", None), "extra_args", ())
         custom = getattr(workload, "image", None)

@@ -121,14 +121,17 @@ def test_model_fit_judges_the_tightest_instance_of_a_mixed_pool():
     assert not [f for f in _all(parse_config(data)) if f.rule == "MODEL-FIT"]
 
 
-#: A release of each engine with no vendored flag list (SGLang's image of another release; TGI has none at all).
-UNLISTED = {"sglang": {"workloads[0].image": "docker.io/lmsysorg/sglang:v0.5.20-cu129"}, "tgi": {}}
+#: A release of each engine with no vendored flag list (an image of another release).
+UNLISTED = {
+    "sglang": {"workloads[0].image": "docker.io/lmsysorg/sglang:v0.5.20-cu129"},
+    "tgi": {"workloads[0].image": "ghcr.io/huggingface/text-generation-inference:3.3.8"},
+}
 
 
 @pytest.mark.parametrize("kind", OTHER_ENGINES)
 def test_engine_flags_unverified_warns_for_each_unlisted_engine(examples, kind: str):
-    """ENGINE-FLAGS-UNVERIFIED: ``extra_args`` of an engine release without a vendored flag list (TGI; SGLang other
-    than 0.5.19) pass unchecked, with a warning naming the engine; none without ``extra_args``."""
+    """ENGINE-FLAGS-UNVERIFIED: ``extra_args`` of an engine release without a vendored flag list (SGLang other than
+    0.5.19, TGI other than 3.3.7) pass unchecked, with a warning naming the engine; none without ``extra_args``."""
     example = examples[OTHER_ENGINES[kind][0]]
     assert not [f for f in _all(_changed(example, {"workloads[0].engine.extra_args": []})) if "FLAGS" in f.rule]
     broken = _changed(example, {**UNLISTED[kind], "workloads[0].engine.extra_args": ["--some-flag", "1"]})

@@ -1,0 +1,95 @@
+"""TGI 3.3.7's launcher flags (issue 26 §2.2), vendored from ``launcher/src/main.rs`` (clap's ``struct Args``) by
+``scripts/vendor_tgi_flags.py``: the flags inferstack renders are the launcher's, clap's rules hold, and
+``engine.extra_args`` is checked against the image's release."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from inferstack.catalog.engine_flags import _DATA, TGI_VERSIONS, tgi_flags, tgi_version_of_image
+from inferstack.catalog.versions import ENGINE_IMAGES
+from inferstack.config import ConfigError, parse_config
+from inferstack.config.tgi import TGI_MANAGED_FLAGS
+from inferstack.rules import evaluate
+from tests.charts.conftest import render
+from tests.synth import ROOT
+
+FLAGS = tgi_flags("3.3.7")
+
+
+def test_the_catalogs_image_has_a_vendored_list_with_its_provenance():
+    assert tgi_version_of_image(ENGINE_IMAGES["tgi"]) == "3.3.7" and "3.3.7" in TGI_VERSIONS
+    raw = json.loads(_DATA.joinpath("tgi-3.3.7.json").read_text())
+    assert raw["argparse"] == "clap" and raw["provenance"]["tag"] == "v3.3.7"
+    assert len(raw["provenance"]["commit"]) == 40 and len(FLAGS.flags) == 54
+
+
+def test_every_flag_inferstack_renders_for_tgi_is_the_launchers():
+    objects = render(yaml.safe_load((ROOT / "examples" / "tgi.yaml").read_text()))
+    (container,) = [
+        c
+        for o in objects
+        if o["kind"] == "Deployment"
+        for c in o["spec"]["template"]["spec"]["containers"]
+        if c.get("command") == ["/tgi-entrypoint.sh"]
+    ]
+    args = container["args"]
+    assert FLAGS.parse(args) == [] and FLAGS.stray_values(args) == []
+    assert {name for _, _, name in FLAGS.known_flags(args)} <= TGI_MANAGED_FLAGS
+
+
+def test_clap_rules():
+    (unknown,) = FLAGS.parse(["--max_total_tokens", "4096"])  # clap takes the kebab-case spelling only
+    assert "--max-total-tokens" in unknown.near
+    assert FLAGS.canonical("-p") == "--port" and not FLAGS.takes_value("--trust-remote-code")
+    assert FLAGS.stray_values(["--trust-remote-code", "true"]) == [(1, "true")]  # a switch: SetTrue
+    assert FLAGS.parse(["--sharded", "false", "--cuda-graphs", "1,2,4", "--max-batch-size=32"]) == []
+
+
+def _tgi(extra_args: list[str], image: str | None = None) -> dict:
+    model = {"id": "Qwen/Qwen3-8B", "source": {"type": "hf"}}
+    workload = {"name": "t", "kind": "tgi", "pool": "gpu", "model": model, "engine": {"extra_args": extra_args}}
+    if image:
+        workload["image"] = image
+    return {
+        "compute": {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]},
+        "workloads": [workload],
+    }
+
+
+@pytest.mark.parametrize(
+    ("extra_args", "field", "named"),
+    [
+        (["--max-batch-sise", "32"], "extra_args[0]", "did you mean --max-batch-size"),
+        (["--num-shard", "2"], "extra_args[0]", "set by a typed field"),
+        (["--trust-remote-code", "yes"], "extra_args[1]", "TGI's launcher takes no positional argument"),
+    ],
+)
+def test_extra_args_are_checked_against_the_release(extra_args, field, named):
+    with pytest.raises(ConfigError) as raised:
+        parse_config(_tgi(extra_args))
+    assert f"workloads[0].engine.{field}" in str(raised.value) and named in str(raised.value)
+
+
+def test_known_flags_pass_and_only_another_release_is_warned_about():
+    checked = evaluate(parse_config(_tgi(["--max-batch-size", "32", "--disable-custom-kernels"])))
+    assert not [f for f in checked.warnings if f.rule == "ENGINE-FLAGS-UNVERIFIED"]
+    other = evaluate(parse_config(_tgi(["--x"], image="ghcr.io/huggingface/text-generation-inference:3.3.8")))
+    assert [f.path for f in other.warnings if f.rule == "ENGINE-FLAGS-UNVERIFIED"] == ["workloads[0].engine.extra_args"]
+
+
+@pytest.mark.parametrize(
+    ("image", "version"),
+    [
+        ("ghcr.io/huggingface/text-generation-inference:3.3.7", "3.3.7"),
+        ("123456789012.dkr.ecr.us-west-2.amazonaws.com/mirror/huggingface/text-generation-inference:3.3.7", "3.3.7"),
+        ("ghcr.io/huggingface/text-generation-inference:3.3.7-rocm", None),
+        ("ghcr.io/huggingface/text-generation-inference:latest", None),
+        ("example.com/tgi:3.3.7", None),
+    ],
+)
+def test_the_release_of_an_image(image, version):
+    assert tgi_version_of_image(image) == version
