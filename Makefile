@@ -5,6 +5,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CHECKOV_VENV := .venv-checkov
 CONFIG ?= inferstack.yaml
+#: pytest-xdist for `make test` and `make bench`: two workers (the machine's two cores), each test file on one worker so
+#: its module fixtures (synthesized apps, the checkov scans) are built once. PYTEST_WORKERS= runs serially.
+PYTEST_WORKERS ?= -n 2 --dist loadfile
 
 # Hermetic CDK/jsii: no telemetry, no version checks, no IMDS probing, no Node EOL banner.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -46,10 +49,10 @@ synth: install
 test: install $(CHECKOV_VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	@echo "==> pytest (about 4–5 min on 2 cores), and beside it the wheel in a fresh venv with its dependencies"
-	@echo "    from the index (scripts/check_wheel.py, about 35 s; its report follows pytest's)"
+	@echo "==> pytest on both cores (pytest-xdist, a test file per worker: about 4 min), and beside it the wheel in a"
+	@echo "    fresh venv with its dependencies from the index (scripts/check_wheel.py, about 35 s; its report follows)"
 	@log=$$(mktemp); $(PY) scripts/check_wheel.py > "$$log" 2>&1 & wheel=$$!; \
-	  $(PY) -m pytest; tests=$$?; wait $$wheel; packaged=$$?; cat "$$log"; rm -f "$$log"; \
+	  $(PY) -m pytest $(PYTEST_WORKERS); tests=$$?; wait $$wheel; packaged=$$?; cat "$$log"; rm -f "$$log"; \
 	  test $$tests -eq 0 -a $$packaged -eq 0
 
 lint: install
@@ -63,7 +66,8 @@ format: install
 ## bench: cold `cdk synth` of the default app vs a bare EKS app, alternating (medians, ratios), then the test
 ## suite's wall time (both budgets); SUITE=0 skips the suite
 bench: install
-	$(PY) bench/synth_bench.py --runs $${RUNS:-5} $$( [ "$${SUITE:-1}" = 0 ] && echo --no-suite )
+	$(PY) bench/synth_bench.py --runs $${RUNS:-5} $$( [ "$${SUITE:-1}" = 0 ] && echo --no-suite ) \
+	  --pytest-args="$(PYTEST_WORKERS)"
 
 ## docs: build the docs site from the docstrings into docs/_build (the API reference, one page per workload kind:
 ## its fields, defaults and rules); the test suite builds it too (tests/test_docs.py)
