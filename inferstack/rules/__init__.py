@@ -24,6 +24,7 @@ from inferstack.rules import (
     images,
     karpenter_limits,
     karpenter_nodes,
+    kv_events,
     model_context,
     node_daemons,
     placement,
@@ -59,6 +60,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     *prefix_overlap.RULES,
     *gateway_clients.RULES,
     pod_ports.RULE,
+    kv_events.RULE,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 

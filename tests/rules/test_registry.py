@@ -272,6 +272,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         {"compute": {"karpenter_pools": {0: {"instance_store_policy": "RAID0"}}}},  # m7i: no instance store
         gpu_pool(instance_store_policy="RAID0"),  # g6e: NVMe on every size
     ),
+    "KV-EVENTS-PORT": case(
+        {"workloads": {0: {"engine": {"extra_args": ["--kv-events-config", '{"enable_kv_cache_events": true}']}}}},
+        {},
+        workload(pod={"ports": [{"name": "kv-events", "port": 5557}]}),
+    ),
     "POD-PORTS": case(
         {},
         workload(pod={"ports": [{"name": "metrics2", "port": 8000}]}),  # vLLM's serving port
