@@ -123,6 +123,7 @@ class KarpenterPoolsChart(cdk8s.Chart):
                     subnet_ids=where.subnet_ids,
                     subnet_tags=pool.subnet_tags,
                     security_group_ids=where.security_group_ids,
+                    security_group_tags=pool.security_group_tags,
                     root_volume_gib=pool.effective_root_volume_gib,
                     root_volume_iops=pool.root_volume_iops,
                     root_volume_throughput=pool.root_volume_throughput_mibps,

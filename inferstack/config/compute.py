@@ -381,6 +381,11 @@ class KarpenterPoolConfig(StrictModel):
     my-cluster}``; a value ``*`` matches any) instead of the VPC's private subnets by id — for a VPC whose subnets
     are added later. The subnets must be private subnets of the cluster's VPC with a route out (NAT): Karpenter
     launches into any that match (in the pool's zone when ``availability_zone`` is set). Default: by id."""
+    security_group_tags: dict[str, str] = Field(default_factory=dict, max_length=8)
+    """Attach, besides the cluster's security group (and the EFA group of an EFA pool), every security group with
+    these tags (``securityGroupSelectorTerms``: terms are ORed, all matches attached), e.g. ``{team: ml-egress}`` for
+    a group that opens your own endpoints to the nodes. EC2 attaches at most 5 groups per network interface by
+    default (a quota): the launch fails beyond it. Default none."""
     max_memory_gib: int | None = Field(default=None, ge=1)
     """NodePool limit on memory, GiB (``limits.memory``): Karpenter launches no node that would take the pool's
     nodes over it. Default none."""
@@ -612,6 +617,11 @@ class KarpenterPoolConfig(StrictModel):
     @classmethod
     def _subnet_tags(cls, tags: dict[str, str]) -> dict[str, str]:
         return check_selector_tags(tags, "subnet_tag")
+
+    @field_validator("security_group_tags")
+    @classmethod
+    def _security_group_tags(cls, tags: dict[str, str]) -> dict[str, str]:
+        return check_selector_tags(tags, "security_group_tag")
 
     @property
     def cpu_limit(self) -> int | None:

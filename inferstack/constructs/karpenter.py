@@ -163,6 +163,8 @@ class Ec2NodeClassProps:
     """Select the subnets by these tags instead (``subnetSelectorTerms: [{tags: …}]``). Default none: by id."""
     security_group_ids: Sequence[str]
     """Security groups of the nodes (``securityGroupSelectorTerms`` by id)."""
+    security_group_tags: Mapping[str, str] = field(default_factory=dict)
+    """Also every security group with these tags (one more term: terms are ORed). Default none."""
     root_volume_gib: int = 100
     """Size of the encrypted gp3 root volume (images, containers' writable layers, emptyDirs), GiB. Default 100."""
     root_device: str = "/dev/xvda"
@@ -216,7 +218,10 @@ class Ec2NodeClass(CustomResource):
             "subnetSelectorTerms": [{"tags": dict(props.subnet_tags)}]
             if props.subnet_tags
             else [{"id": subnet} for subnet in props.subnet_ids],
-            "securityGroupSelectorTerms": [{"id": group} for group in props.security_group_ids],
+            "securityGroupSelectorTerms": [
+                *({"id": group} for group in props.security_group_ids),
+                *([{"tags": dict(props.security_group_tags)}] if props.security_group_tags else []),
+            ],
             "metadataOptions": {
                 "httpEndpoint": "enabled",
                 "httpProtocolIPv6": "disabled",

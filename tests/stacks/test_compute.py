@@ -426,3 +426,29 @@ def test_a_memory_limit_below_the_smallest_node_is_named():
     (finding,) = findings(32)
     assert finding.path == "compute.karpenter_pools[0].max_memory_gib" and "raise max_memory_gib to ≥ 64" in finding.fix
     assert findings(64) == []
+
+
+def test_security_group_tags_add_groups_beside_the_clusters():
+    """``security_group_tags``: one more selector term (terms are ORed), so the cluster's (and an EFA pool's own)
+    security groups stay on the nodes; the tags are AWS tags like ``subnet_tags``."""
+    import cdk8s
+
+    from inferstack.charts.karpenter_pools import KarpenterPoolsChart, KarpenterPoolsProps, PoolPlacement
+    from inferstack.config import ConfigError, parse_config
+
+    pools = [{"name": "p", "instance_types": ["g6e.2xlarge"], "security_group_tags": {"team": "ml-egress"}}]
+    parsed = parse_config({"compute": {"karpenter_pools": pools}}).compute.karpenter_pools
+    placement = PoolPlacement(subnet_ids=["subnet-1"], security_group_ids=["sg-cluster", "sg-efa"])
+    chart = KarpenterPoolsChart(
+        cdk8s.App(), "pools", KarpenterPoolsProps(pools=parsed, node_role_name="n", placements={"p": placement})
+    )
+    (node_class,) = [o for o in chart.to_json() if o["kind"] == "EC2NodeClass"]
+    assert node_class["spec"]["securityGroupSelectorTerms"] == [
+        {"id": "sg-cluster"},
+        {"id": "sg-efa"},
+        {"tags": {"team": "ml-egress"}},
+    ]
+    assert validate_custom_resource(node_class) == []
+    with pytest.raises(ConfigError) as raised:
+        parse_config({"compute": {"karpenter_pools": [{**pools[0], "security_group_tags": {"team": ""}}]}})
+    assert "compute.karpenter_pools[0].security_group_tags" in str(raised.value) and "AWS tag" in str(raised.value)
