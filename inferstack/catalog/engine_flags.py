@@ -245,6 +245,28 @@ class EngineFlags:
                 bad.append((index, name, value, valid))
         return bad
 
+    def valued_switches(self, args: Sequence[str]) -> list[tuple[int, str]]:
+        """``(index, flag)`` of every switch written with ``=value`` (``--enable-x=true``): argparse stops on it
+        ("ignored explicit argument"), and so does clap ("unexpected value")."""
+        found = []
+        for index, arg in enumerate(args):
+            name, eq, _ = arg.partition("=")
+            if not eq or not name.startswith("-") or "." in name:
+                continue
+            spec = self.spec(name)
+            key = self._normalise(name)
+            if spec is not None and (spec.nargs == 0 or key in spec.negatives) and self._shorthand(arg) is None:
+                found.append((index, name))
+        return found
+
+    def abbreviation_of(self, flag: str) -> str | None:
+        """The one spelling ``flag`` is a prefix of (argparse's ``allow_abbrev`` would take it), or None."""
+        key = self._normalise(flag.split("=", 1)[0])
+        if not key.startswith("--"):
+            return None
+        matches = {spec.name for spec in self.flags for spelling in spec.spellings if spelling.startswith(key)}
+        return matches.pop() if len(matches) == 1 else None
+
     def known_flags(self, args: Sequence[str]) -> list[tuple[int, str, str]]:
         """``(index, as written, primary spelling)`` of every accepted flag in ``args``, in order."""
         return [(t.index, t.written, t.spec.name) for t in self._walk(args) if t.spec is not None]

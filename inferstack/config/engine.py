@@ -88,6 +88,12 @@ def check_extra_args(
                 "{flag} ({name}) is set by a typed field of engine — use that field instead",
                 {"flag": written, "name": name, "field": f"{prefix}extra_args[{index}]"},
             )
+    for index, switch in flags.valued_switches(args):
+        raise PydanticCustomError(
+            "switch_value",
+            "{flag} is a switch and takes no value: {release} would stop at start — write {flag} alone",
+            {"flag": switch, "release": flags.label, "field": f"{prefix}extra_args[{index}]"},
+        )
     for index, value in flags.stray_values(args):
         raise PydanticCustomError(
             "stray_value",
@@ -112,6 +118,12 @@ def check_extra_args(
         return
 
     def describe(item: UnknownFlag) -> str:
+        whole = flags.abbreviation_of(item.flag) if engine == "sglang" else None
+        if whole is not None:
+            return (
+                f"{item.flag} is not a flag of {flags.label}: argparse would take it as an abbreviation of {whole}, "
+                f"which the next release may make ambiguous — write {whole}"
+            )
         near = " or ".join(item.near)
         return f"{item.flag} is not a flag of {flags.label}" + (f" — did you mean {near}?" if near else "")
 

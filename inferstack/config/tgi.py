@@ -80,8 +80,9 @@ class TgiEngineConfig(StrictModel):
         return self
 
 
-#: Launcher flags inferstack renders (:mod:`inferstack.charts.tgi`): in ``extra_args`` they would contradict the
-#: typed fields.
+#: Launcher flags inferstack renders (:mod:`inferstack.charts.tgi`), and ``--max-input-length``, the deprecated alias of
+#: ``--max-input-tokens`` (the launcher stops when both are set): in ``extra_args`` they would contradict the typed
+#: fields.
 TGI_MANAGED_FLAGS = frozenset(
     {
         "--model-id",
@@ -93,6 +94,7 @@ TGI_MANAGED_FLAGS = frozenset(
         "--max-concurrent-requests",
         "--cuda-memory-fraction",
         "--max-input-tokens",
+        "--max-input-length",
         "--max-batch-prefill-tokens",
         "--quantize",
         "--dtype",
@@ -140,6 +142,16 @@ class TgiWorkloadConfig(SingleModelWorkload):
         return version if version in TGI_VERSIONS else None
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
+        for position, arg in enumerate(self.engine.extra_args):
+            if not arg or any(c.isspace() or c in "*?[" for c in arg):
+                raise PydanticCustomError(
+                    "tgi_shell_word",
+                    "{arg}: TGI's image starts the launcher through tgi-entrypoint.sh, which passes its arguments "
+                    "unquoted ($@): an empty item vanishes, spaces split it, * ? [ expand to file names — give a flag "
+                    "and its value as separate items, or set the value through the flag's environment variable "
+                    "(pod.env, e.g. CORS_ALLOW_ORIGIN), which the launcher reads",
+                    {"arg": repr(arg)[:60], "field": f"workloads[{index}].engine.extra_args[{position}]"},
+                )
         version = self.flags_version
         if self.engine.extra_args and version is not None:
             check_extra_args(

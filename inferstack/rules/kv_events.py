@@ -3,16 +3,23 @@ KV-aware routers subscribe to) lets its subscribers reach them.
 
 vLLM 0.19.0's ``KVEventsConfig`` (``vllm/config/kv_events.py``): ``enable_kv_cache_events`` (default false) turns
 publishing on, ``publisher`` then defaults to ``zmq``, ``endpoint`` to ``tcp://*:5557`` and ``replay_endpoint`` to
-none. The ZMQ publisher binds an endpoint whose host is ``*`` and connects to any other
-(``vllm/distributed/kv_events.py`` ``ZmqEventPublisher``). With NetworkPolicies on:
+none. The ZMQ publisher binds its PUB endpoint when it contains ``*`` or ``::`` (else it connects: ``tcp://0.0.0.0:P``
+connects to the pod itself) and always binds the replay ROUTER (``vllm/distributed/kv_events.py``
+``ZmqEventPublisher._socket_setup``); each engine core offsets both ports by its data-parallel rank
+(``offset_endpoint_port``; ``scheduler.py`` passes ``parallel_config.data_parallel_index``, the DP rank). With
+NetworkPolicies on:
 
 * a bound port is reachable only when ``pod.ports`` declares it (with the subscribers as its clients): the
   workload's policy admits nothing else;
 * a connecting endpoint needs egress to the subscriber, which the workload's policy does not give (it reaches only
   its group, the Pod Identity agent and HTTPS): bind instead, and let the subscriber connect.
 
-The config is read from ``engine.extra_args`` as vLLM reads it: ``--kv-events-config JSON`` (or ``=JSON``) and the
-dotted sub-keys ``--kv-events-config.<key> value`` merged into it.
+The config is read from ``engine.extra_args`` as vLLM reads it: ``--kv-events-config JSON`` (or ``=JSON``), the
+last one winning (argparse), and the dotted sub-keys ``--kv-events-config.<key> value``, which vLLM's
+``FlexibleArgumentParser`` gathers into one more JSON value after the others (``vllm/utils/argparse_utils.py``): so
+they win over any JSON form. Booleans are read as pydantic reads them (``true``, ``1``, ``on``, ``t``, ``y``,
+``yes``, any case). The data-parallel ranks come from ``--data-parallel-rank`` (one rank per pod) or
+``--data-parallel-start-rank`` and ``--data-parallel-size-local`` / ``--data-parallel-size`` (local ranks).
 """
 
 from __future__ import annotations
@@ -29,54 +36,87 @@ from inferstack.rules.base import Finding, Rule
 RULE_ID = "KV-EVENTS-PORT"
 FLAG = "--kv-events-config"
 _ENDPOINT = re.compile(r"^tcp://(?P<host>\[[^\]]+\]|[^:/]+):(?P<port>\d{1,5})$")
-#: Hosts a ZMQ endpoint binds on (read, not opened here).
-_BIND_HOSTS = frozenset({"*", "0.0.0.0", "[::]"})  # noqa: S104
-_TRUE = frozenset({"true", "1", "yes"})
+#: pydantic's lax true values (KVEventsConfig is a pydantic dataclass).
+_TRUE = frozenset({"true", "1", "on", "t", "y", "yes"})
+#: vLLM's data-parallel flags (0.19.0) and their short spellings.
+_DP = {
+    "--data-parallel-size": "size",
+    "-dp": "size",
+    "--data-parallel-size-local": "local",
+    "-dpl": "local",
+    "--data-parallel-start-rank": "start",
+    "-dpr": "start",
+    "--data-parallel-rank": "rank",
+    "-dpn": "rank",
+}
 
 
 def kv_events_config(args: Sequence[str]) -> dict[str, Any] | None:
-    """The ``KVEventsConfig`` fields ``args`` set (the JSON value, then dotted sub-keys over it), or None when the
-    flag is absent or its JSON does not parse (the flag check reports that)."""
-    config: dict[str, Any] | None = None
+    """The ``KVEventsConfig`` fields ``args`` set (the last JSON value, the dotted sub-keys over it), or None when
+    the flag is absent or its JSON does not parse (the flag check reports that)."""
+    whole: dict[str, Any] | None = None
+    dotted: dict[str, Any] = {}
+    seen = False
     index = 0
     while index < len(args):
-        arg = args[index]
-        name, eq, inline = arg.partition("=")
-        if name.replace("_", "-") == FLAG or name.replace("_", "-").startswith(FLAG + "."):
-            value = inline if eq else (args[index + 1] if index + 1 < len(args) else "")
-            index += 1 if eq else 2
-            key = name.split(".", 1)[1] if "." in name else None
-            config = config or {}
-            if key is None:
-                try:
-                    parsed = json.loads(value)
-                except json.JSONDecodeError:
-                    return None
-                if not isinstance(parsed, dict):
-                    return None
-                config.update(parsed)
-            else:
-                config[key] = value
+        name, eq, inline = args[index].partition("=")
+        normal = name.split(".", 1)[0].replace("_", "-")
+        if normal != FLAG:
+            index += 1
             continue
-        index += 1
-    return config
+        seen = True
+        value = inline if eq else (args[index + 1] if index + 1 < len(args) else "")
+        index += 1 if eq else 2
+        if "." in name:
+            dotted[name.split(".", 1)[1]] = value
+            continue
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(parsed, dict):
+            return None
+        whole = parsed
+    return {**(whole or {}), **dotted} if seen else None
 
 
-def _enabled(config: dict[str, Any]) -> bool:
-    value = config.get("enable_kv_cache_events", False)
-    return value is True or (isinstance(value, str) and value.lower() in _TRUE)
+def _true(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value == 1
+    return isinstance(value, str) and value.strip().lower() in _TRUE
 
 
-def endpoints(config: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(field, endpoint)`` of the ZMQ sockets vLLM opens for ``config`` (none unless publishing over zmq)."""
-    if not _enabled(config):
+def endpoints(config: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """``(field, endpoint, binds)`` of the ZMQ sockets vLLM opens for ``config`` (none unless publishing over zmq):
+    the PUB endpoint binds with ``*`` or ``::`` in it, the replay ROUTER always."""
+    if not _true(config.get("enable_kv_cache_events", False)):
         return []
-    if config.get("publisher", "zmq") != "zmq":
+    if (config.get("publisher") or "zmq") != "zmq":
         return []
-    found = [("endpoint", str(config.get("endpoint", "tcp://*:5557")))]
+    endpoint = str(config.get("endpoint", "tcp://*:5557"))
+    found = [("endpoint", endpoint, "*" in endpoint or "::" in endpoint)]
     if config.get("replay_endpoint"):
-        found.append(("replay_endpoint", str(config["replay_endpoint"])))
+        found.append(("replay_endpoint", str(config["replay_endpoint"]), True))
     return found
+
+
+def dp_ranks(args: Sequence[str]) -> range:
+    """The data-parallel ranks of one pod's engine cores (each offsets the ports by its rank)."""
+    values: dict[str, int] = {}
+    for index, arg in enumerate(args):
+        name, eq, inline = arg.partition("=")
+        key = _DP.get(name.replace("_", "-") if name.startswith("--") else name)
+        if key is None:
+            continue
+        raw = inline if eq else (args[index + 1] if index + 1 < len(args) else "")
+        if raw.isdigit():
+            values[key] = int(raw)
+    if "rank" in values:
+        return range(values["rank"], values["rank"] + 1)
+    start = values.get("start", 0)
+    return range(start, start + values.get("local", values.get("size", 1)))
 
 
 def check(config: InferstackConfig) -> Iterator[Finding]:
@@ -90,28 +130,35 @@ def check(config: InferstackConfig) -> Iterator[Finding]:
             continue
         declared = {p.port for p in workload.pod.ports}
         path = f"workloads[{index}].engine.extra_args"
-        for field, endpoint in endpoints(events):
+        ranks = dp_ranks(workload.engine.extra_args)
+        for field, endpoint, binds in endpoints(events):
             match = _ENDPOINT.match(endpoint)
             if match is None:
                 continue  # ipc:// or inproc://: nothing crosses the network
             host, port = match.group("host"), int(match.group("port"))
-            if host not in _BIND_HOSTS:
+            if not binds:
                 yield Finding(
                     rule=RULE_ID,
                     path=path,
-                    message=f"the KV-cache event {field} {endpoint} makes vLLM connect out to {host}, and the "
-                    "workload's NetworkPolicy gives its pods no such egress: no event leaves",
+                    message=f"the KV-cache event {field} {endpoint} has no '*': vLLM connects it out to {host} "
+                    "(0.0.0.0 is the pod itself), and the workload's NetworkPolicy gives its pods no such egress: no "
+                    "event leaves",
                     fix=f"bind instead ({field} tcp://*:{port}), declare the port in pod.ports with the subscribers as "
                     "its clients, and let them connect",
                 )
-            elif port not in declared:
+                continue
+            missing = [port + rank for rank in ranks if port + rank not in declared]
+            if missing:
+                ports = ", ".join(str(p) for p in missing)
                 yield Finding(
                     rule=RULE_ID,
                     path=path,
-                    message=f"vLLM publishes KV-cache events on port {port} ({field} {endpoint}), and the workload's "
-                    "NetworkPolicy admits no subscriber there: the router never gets them",
-                    fix=f"add to workloads[{index}].pod.ports {{name: kv-events, port: {port}, clients: [{{namespace: "
-                    "<router's>, pods: {<its labels>}}]}",
+                    message=f"vLLM publishes KV-cache events on port {ports} ({field} {endpoint}"
+                    + (f", offset by the data-parallel ranks {ranks.start}-{ranks.stop - 1}" if len(ranks) > 1 else "")
+                    + "), and the workload's NetworkPolicy admits no subscriber there: the router never gets them",
+                    fix=f"add to workloads[{index}].pod.ports {{name: kv-events, port: {missing[0]}, clients: "
+                    "[{namespace: <router's>, pods: {<its labels>}}]}"
+                    + (" and the other ports" if len(missing) > 1 else ""),
                 )
 
 

@@ -6,6 +6,10 @@ release — refused by name when unknown, managed or stray; passed with a warnin
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -84,6 +88,8 @@ def _sglang(extra_args: list[str], image: str | None = None) -> dict:
         (["--model", "other"], "extra_args[0]", "set by a typed field"),
         (["--enable-hierarchical-cache", "yes"], "extra_args[1]", "SGLang takes no positional argument"),
         (["--cuda-graph-tc-compiler=tvm"], "extra_args[0]", "valid: eager, inductor"),
+        (["--enable-hierarchical-cache=true"], "extra_args[0]", "is a switch and takes no value"),
+        (["--enable-hierarchical-ca"], "extra_args[0]", "an abbreviation of --enable-hierarchical-cache"),
     ],
 )
 def test_extra_args_are_checked_against_the_release(extra_args, field, named):
@@ -120,3 +126,14 @@ def test_a_checked_release_is_not_warned_about():
     assert not [f for f in checked.warnings if f.rule == "ENGINE-FLAGS-UNVERIFIED"]
     other = evaluate(parse_config(_sglang(["--x"], image="docker.io/lmsysorg/sglang:v0.5.20-cu129")))
     assert [f.path for f in other.warnings if f.rule == "ENGINE-FLAGS-UNVERIFIED"] == ["workloads[0].engine.extra_args"]
+
+
+#: The wheel the list was read from, where a maintainer downloaded it (``pip download sglang==0.5.19 --no-deps``).
+WHEEL = Path(os.environ.get("INFERSTACK_SGLANG_WHEEL", "/tmp/sgl/sglang-0.5.19-cp311-cp311-manylinux_2_34_x86_64.whl"))
+
+
+@pytest.mark.skipif(not WHEEL.is_file(), reason="the sglang 0.5.19 wheel is not here (set INFERSTACK_SGLANG_WHEEL)")
+def test_the_vendored_list_is_what_the_script_reads_from_the_wheel():
+    script = ROOT / "scripts" / "vendor_sglang_flags.py"
+    result = subprocess.run([sys.executable, str(script), str(WHEEL), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

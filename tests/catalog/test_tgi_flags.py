@@ -5,6 +5,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -66,6 +70,11 @@ def _tgi(extra_args: list[str], image: str | None = None) -> dict:
         (["--max-batch-sise", "32"], "extra_args[0]", "did you mean --max-batch-size"),
         (["--num-shard", "2"], "extra_args[0]", "set by a typed field"),
         (["--trust-remote-code", "yes"], "extra_args[1]", "TGI's launcher takes no positional argument"),
+        (["--trust-remote-code=true"], "extra_args[0]", "is a switch and takes no value"),
+        (["--max-input-length", "4000"], "extra_args[0]", "set by a typed field"),
+        (["--max-batch-size 32"], "extra_args[0]", "passes its arguments unquoted"),
+        (["--cors-allow-origin", "*"], "extra_args[1]", "CORS_ALLOW_ORIGIN"),
+        (["--otlp-service-name", ""], "extra_args[1]", "an empty item vanishes"),
     ],
 )
 def test_extra_args_are_checked_against_the_release(extra_args, field, named):
@@ -93,3 +102,21 @@ def test_known_flags_pass_and_only_another_release_is_warned_about():
 )
 def test_the_release_of_an_image(image, version):
     assert tgi_version_of_image(image) == version
+
+
+#: A git mirror of huggingface/text-generation-inference holding the tag (the ``fetch`` tool puts it here).
+MIRROR = Path(os.environ.get("INFERSTACK_TGI_MIRROR", "/work/.mirror/huggingface+text-generation-inference/repo"))
+
+
+@pytest.mark.skipif(not MIRROR.is_dir(), reason="no text-generation-inference mirror (set INFERSTACK_TGI_MIRROR)")
+def test_the_vendored_list_is_what_the_script_reads_from_the_tag(tmp_path):
+    raw = json.loads(_DATA.joinpath("tgi-3.3.7.json").read_text())
+    main_rs = tmp_path / "main.rs"
+    shown = subprocess.run(
+        ["git", f"--git-dir={MIRROR}", "show", "v3.3.7:launcher/src/main.rs"], capture_output=True, check=True
+    )
+    main_rs.write_bytes(shown.stdout)
+    script = ROOT / "scripts" / "vendor_tgi_flags.py"
+    command = [sys.executable, str(script), str(main_rs), "--version", "3.3.7", "--commit", raw["provenance"]["commit"]]
+    result = subprocess.run([*command, "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

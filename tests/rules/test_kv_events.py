@@ -44,7 +44,7 @@ def test_events_on_the_default_port_need_it_declared():
         ["--kv-events-config", json.dumps({"enable_kv_cache_events": True, "endpoint": "tcp://*:6000"})],
         [f"--kv-events-config={json.dumps({'enable_kv_cache_events': True, 'endpoint': 'tcp://*:6000'})}"],
         ["--kv-events-config.enable_kv_cache_events", "true", "--kv-events-config.endpoint", "tcp://*:6000"],
-        ["--kv_events_config.enable_kv_cache_events=true", "--kv-events-config.endpoint=tcp://0.0.0.0:6000"],
+        ["--kv_events_config.enable_kv_cache_events=On", "--kv-events-config.endpoint=tcp://[::]:6000"],
     ],
 )
 def test_every_spelling_vllm_reads_is_read(args):
@@ -59,10 +59,34 @@ def test_the_replay_endpoint_is_a_port_too():
     assert _findings(args, ports=(5557, 5558)) == []
 
 
-def test_a_connecting_endpoint_has_no_egress():
-    args = ["--kv-events-config", json.dumps({"enable_kv_cache_events": True, "endpoint": "tcp://indexer:5557"})]
+@pytest.mark.parametrize("endpoint", ["tcp://indexer:5557", "tcp://0.0.0.0:5557"])
+def test_an_endpoint_without_a_wildcard_connects_out_and_has_no_egress(endpoint):
+    """vLLM binds the PUB socket only when the endpoint holds '*' or '::': 0.0.0.0 connects to the pod itself."""
+    args = ["--kv-events-config", json.dumps({"enable_kv_cache_events": True, "endpoint": endpoint})]
     (finding,) = _findings(args, ports=(5557,))
-    assert "connect out to indexer" in finding.message and "tcp://*:5557" in finding.fix
+    assert "connects it out" in finding.message and "tcp://*:5557" in finding.fix
+
+
+def test_the_replay_socket_always_binds():
+    replay = {"enable_kv_cache_events": True, "replay_endpoint": "tcp://127.0.0.1:5558"}
+    (finding,) = _findings(["--kv-events-config", json.dumps(replay)], ports=(5557,))
+    assert "port 5558" in finding.message
+
+
+def test_each_data_parallel_rank_publishes_on_its_own_port():
+    args = ["--kv-events-config", ON, "--data-parallel-size", "2"]
+    (finding,) = _findings(args, ports=(5557,))
+    assert "port 5558" in finding.message and "data-parallel ranks 0-1" in finding.message
+    assert _findings(args, ports=(5557, 5558)) == []
+    (one_rank,) = _findings(["--kv-events-config", ON, "-dpn", "3"], ports=(5557,))
+    assert "port 5560" in one_rank.message
+
+
+def test_dotted_keys_win_over_the_json_and_the_last_json_wins():
+    off, on = json.dumps({"enable_kv_cache_events": False}), ON
+    assert _findings(["--kv-events-config", on, "--kv-events-config", off]) == []
+    assert len(_findings(["--kv-events-config.enable_kv_cache_events", "1", "--kv-events-config", off])) == 1
+    assert len(_findings(["--kv-events-config", json.dumps({"enable_kv_cache_events": 1, "publisher": None})])) == 1
 
 
 @pytest.mark.parametrize(
