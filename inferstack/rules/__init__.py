@@ -45,7 +45,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     placement.RULE,
     placement_zone.RULE,
     ami.RULE,
-    bottlerocket.RULE,
+    *bottlerocket.RULES,
     node_daemons.RULE,
     karpenter_limits.RULE,
     resources.RULE,

@@ -5,6 +5,8 @@ error naming the field."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import cdk8s
 import pytest
 
@@ -214,3 +216,27 @@ class TestCustomAmiRule:
     def test_releases_and_cpu_pools_are_compliant(self):
         assert self._findings({**G6E, "ami": {"alias": "bottlerocket@v1.51.0"}}) == []
         assert self._findings({"name": "cpu", "instance_types": ["m7i.2xlarge"], "ami": OWN}) == []
+
+
+class TestNeuronDevicesRule:
+    """BOTTLEROCKET-NEURON-DEVICES: a Bottlerocket Neuron pool hands the devices to the non-root serving user."""
+
+    INF2: ClassVar[dict] = {"name": "inf", "instance_types": ["inf2.8xlarge"], "ami": {"alias": "bottlerocket@v1.51.0"}}
+
+    def _findings(self, pool):
+        from inferstack.rules import bottlerocket
+
+        return list(bottlerocket.check_neuron_devices(parse_config({"compute": {"karpenter_pools": [pool]}})))
+
+    def test_without_device_ownership_it_warns_naming_the_setting(self):
+        (finding,) = self._findings(self.INF2)
+        assert finding.path == "compute.karpenter_pools[0].user_data" and finding.severity == "warning"
+        assert "device-ownership-from-security-context" in finding.fix and "not confirmed offline" in finding.message
+        other = "[settings.kubernetes]\nmax-pods = 50\n"
+        assert len(self._findings({**self.INF2, "user_data": other})) == 1
+
+    def test_with_it_on_or_on_al2023_or_a_gpu_pool_it_is_silent(self):
+        on = "[settings.kubernetes]\ndevice-ownership-from-security-context = true\n"
+        assert self._findings({**self.INF2, "user_data": on}) == []
+        assert self._findings({**self.INF2, "ami": {"alias": "al2023@v20260714"}}) == []
+        assert self._findings({**G6E, "ami": {"alias": "bottlerocket@v1.51.0"}}) == []

@@ -29,6 +29,8 @@ MODEL_ON_QWENS_PREFIX = {
         "source": {"prefix": "models/Qwen/Qwen3-8B/main/"},
     },
 }
+#: Bottlerocket user data that hands devices to the pods' user.
+TOML_DEVICE_OWNERSHIP = "[settings.kubernetes]\ndevice-ownership-from-security-context = true\n"
 #: A small realistic platform (cf. inferstack.yaml, examples/gpu-mixed.yaml): a CPU pool, an L40S pool of a 1-GPU
 #: and a 4-GPU type, an Inferentia2 pool, and Qwen3-8B (ungated, 32 heads, ~15 GiB) streamed from S3 on the L40S pool.
 #: Every rule passes on it.
@@ -130,6 +132,7 @@ WARNING_RULES = frozenset(
         "FSX-EXISTING-SYNC",
         "KARPENTER-CUSTOM-AMI",
         "BOTTLEROCKET-GPU-METRICS",
+        "BOTTLEROCKET-NEURON-DEVICES",
         "MULTINODE-ZONE",
         "MULTINODE-EFA",
         "MULTINODE-EFA-IMAGE",
@@ -281,6 +284,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         {},
         workload(pod={"ports": [{"name": "metrics2", "port": 8000}]}),  # vLLM's serving port
         workload(pod={"ports": [{"name": "kv-events", "port": 5557}]}),
+    ),
+    "BOTTLEROCKET-NEURON-DEVICES": case(
+        {"compute": {"karpenter_pools": {2: {"ami": {"alias": "bottlerocket@v1.51.0"}}}}},  # the inf2 pool
+        {},
+        {"compute": {"karpenter_pools": {2: {"user_data": TOML_DEVICE_OWNERSHIP}}}},
     ),
     "BOTTLEROCKET-GPU-METRICS": case(
         {},
