@@ -260,12 +260,13 @@ class EngineFlags:
         return found
 
     def abbreviation_of(self, flag: str) -> str | None:
-        """The one spelling ``flag`` is a prefix of (argparse's ``allow_abbrev`` would take it), or None."""
+        """The one spelling ``flag`` is a prefix of (argparse's ``allow_abbrev`` would take it) — the negative one
+        when that is what it abbreviates — or None."""
         key = self._normalise(flag.split("=", 1)[0])
         if not key.startswith("--"):
             return None
-        matches = {spec.name for spec in self.flags for spelling in spec.spellings if spelling.startswith(key)}
-        return matches.pop() if len(matches) == 1 else None
+        matches = [spelling for spec in self.flags for spelling in spec.spellings if spelling.startswith(key)]
+        return matches[0] if len(matches) == 1 else None
 
     def known_flags(self, args: Sequence[str]) -> list[tuple[int, str, str]]:
         """``(index, as written, primary spelling)`` of every accepted flag in ``args``, in order."""

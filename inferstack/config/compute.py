@@ -384,8 +384,9 @@ class KarpenterPoolConfig(StrictModel):
     security_group_tags: dict[str, str] = Field(default_factory=dict, max_length=8)
     """Attach, besides the cluster's security group (and the EFA group of an EFA pool), every security group with
     these tags (``securityGroupSelectorTerms``: terms are ORed, all matches attached), e.g. ``{team: ml-egress}`` for
-    a group that opens your own endpoints to the nodes. EC2 attaches at most 5 groups per network interface by
-    default (a quota): the launch fails beyond it. Default none."""
+    a group that opens your own endpoints to the nodes. The tags must select groups of the cluster's VPC only:
+    Karpenter v1.14.1 filters by tag alone (``pkg/providers/securitygroup``), and a group of another VPC fails every
+    launch. EC2 attaches at most 5 groups per network interface by default (a quota). Default none."""
     max_memory_gib: int | None = Field(default=None, ge=1)
     """NodePool limit on memory, GiB (``limits.memory``): Karpenter launches no node that would take the pool's
     nodes over it. Default none."""

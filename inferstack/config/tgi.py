@@ -143,11 +143,13 @@ class TgiWorkloadConfig(SingleModelWorkload):
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
         for position, arg in enumerate(self.engine.extra_args):
-            if not arg or any(c.isspace() or c in "*?[" for c in arg):
+            # a pattern with a '/' needs directories of its name in WORKDIR (/usr/src): only a bare one expands
+            if not arg or any(c.isspace() for c in arg) or ("/" not in arg and any(c in "*?[" for c in arg)):
                 raise PydanticCustomError(
                     "tgi_shell_word",
                     "{arg}: TGI's image starts the launcher through tgi-entrypoint.sh, which passes its arguments "
-                    "unquoted ($@): an empty item vanishes, spaces split it, * ? [ expand to file names — give a flag "
+                    "unquoted ($@): an empty item vanishes, spaces split it, * ? [ in a word without / expand to the "
+                    "names of files in its WORKDIR — give a flag "
                     "and its value as separate items, or set the value through the flag's environment variable "
                     "(pod.env, e.g. CORS_ALLOW_ORIGIN), which the launcher reads",
                     {"arg": repr(arg)[:60], "field": f"workloads[{index}].engine.extra_args[{position}]"},

@@ -66,7 +66,8 @@ def check_neuron_devices(config: InferstackConfig) -> Iterator[Finding]:
         yield Finding(
             rule=NEURON_DEVICES,
             path=f"{path}.user_data",
-            message="the serving pods run as a non-root user, and Bottlerocket leaves the Neuron devices the device "
+            message="inferstack's Neuron serving pods (vLLM) run as a non-root user, and Bottlerocket leaves the "
+            "Neuron devices the device "
             f"plugin hands them owned by root unless settings.kubernetes.{DEVICE_OWNERSHIP} is on (the containerd "
             "setting; aws/aws-k8s-tester PR 607 runs Neuron pods non-root on Bottlerocket with it — the first "
             "Bottlerocket release that has it is not confirmed offline): the engine would find no device",

@@ -16,14 +16,17 @@ NetworkPolicies on:
 
 The config is read from ``engine.extra_args`` as vLLM reads it: ``--kv-events-config JSON`` (or ``=JSON``), the
 last one winning (argparse), and the dotted sub-keys ``--kv-events-config.<key> value``, which vLLM's
-``FlexibleArgumentParser`` gathers into one more JSON value after the others (``vllm/utils/argparse_utils.py``): so
-they win over any JSON form. Booleans are read as pydantic reads them (``true``, ``1``, ``on``, ``t``, ``y``,
-``yes``, any case). The data-parallel ranks come from ``--data-parallel-rank`` (one rank per pod) or
-``--data-parallel-start-rank`` and ``--data-parallel-size-local`` / ``--data-parallel-size`` (local ranks).
+``FlexibleArgumentParser`` gathers into one more JSON value after the others (``vllm/utils/argparse_utils.py``): with
+any dotted key, only the dotted keys count. A loopback endpoint (``localhost``, ``127.0.0.0/8``, ``[::1]``: a
+subscriber in the same pod) crosses no NetworkPolicy and is not judged. Booleans are read as pydantic reads them
+(``true``, ``1``, ``on``, ``t``, ``y``, ``yes``, any case). The data-parallel ranks come from
+``--data-parallel-rank`` (one rank per pod) or ``--data-parallel-start-rank`` and ``--data-parallel-size-local`` /
+``--data-parallel-size`` (local ranks).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -52,7 +55,8 @@ _DP = {
 
 
 def kv_events_config(args: Sequence[str]) -> dict[str, Any] | None:
-    """The ``KVEventsConfig`` fields ``args`` set (the last JSON value, the dotted sub-keys over it), or None when
+    """The ``KVEventsConfig`` fields ``args`` set — the dotted sub-keys when there are any (vLLM appends them as one
+    last JSON value, which argparse keeps: every JSON form is then dropped), else the last JSON value — or None when
     the flag is absent or its JSON does not parse (the flag check reports that)."""
     whole: dict[str, Any] | None = None
     dotted: dict[str, Any] = {}
@@ -77,7 +81,7 @@ def kv_events_config(args: Sequence[str]) -> dict[str, Any] | None:
         if not isinstance(parsed, dict):
             return None
         whole = parsed
-    return {**(whole or {}), **dotted} if seen else None
+    return (dotted or whole or {}) if seen else None
 
 
 def _true(value: Any) -> bool:
@@ -100,6 +104,16 @@ def endpoints(config: dict[str, Any]) -> list[tuple[str, str, bool]]:
     if config.get("replay_endpoint"):
         found.append(("replay_endpoint", str(config["replay_endpoint"]), True))
     return found
+
+
+def _loopback(host: str) -> bool:
+    """``localhost``, an address of 127.0.0.0/8, or ``[::1]``."""
+    if host in ("localhost", "[::1]"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def dp_ranks(args: Sequence[str]) -> range:
@@ -136,6 +150,8 @@ def check(config: InferstackConfig) -> Iterator[Finding]:
             if match is None:
                 continue  # ipc:// or inproc://: nothing crosses the network
             host, port = match.group("host"), int(match.group("port"))
+            if _loopback(host):
+                continue  # a subscriber in the same pod: no NetworkPolicy between
             if not binds:
                 yield Finding(
                     rule=RULE_ID,

@@ -90,6 +90,7 @@ def _sglang(extra_args: list[str], image: str | None = None) -> dict:
         (["--cuda-graph-tc-compiler=tvm"], "extra_args[0]", "valid: eager, inductor"),
         (["--enable-hierarchical-cache=true"], "extra_args[0]", "is a switch and takes no value"),
         (["--enable-hierarchical-ca"], "extra_args[0]", "an abbreviation of --enable-hierarchical-cache"),
+        (["--no-lora-strict"], "extra_args[0]", "an abbreviation of --no-lora-strict-loading"),
     ],
 )
 def test_extra_args_are_checked_against_the_release(extra_args, field, named):

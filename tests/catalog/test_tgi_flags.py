@@ -74,6 +74,7 @@ def _tgi(extra_args: list[str], image: str | None = None) -> dict:
         (["--max-input-length", "4000"], "extra_args[0]", "set by a typed field"),
         (["--max-batch-size 32"], "extra_args[0]", "passes its arguments unquoted"),
         (["--cors-allow-origin", "*"], "extra_args[1]", "CORS_ALLOW_ORIGIN"),
+        (["--api-key", "a?b"], "extra_args[1]", "names of files in its WORKDIR"),
         (["--otlp-service-name", ""], "extra_args[1]", "an empty item vanishes"),
     ],
 )
@@ -81,6 +82,11 @@ def test_extra_args_are_checked_against_the_release(extra_args, field, named):
     with pytest.raises(ConfigError) as raised:
         parse_config(_tgi(extra_args))
     assert f"workloads[0].engine.{field}" in str(raised.value) and named in str(raised.value)
+
+
+def test_a_pattern_with_a_slash_passes():
+    """Pathname expansion of http://[fd00::1]:4317 needs a directory 'http:' in /usr/src: the word stays as it is."""
+    assert parse_config(_tgi(["--otlp-endpoint", "http://[fd00::1]:4317"]))
 
 
 def test_known_flags_pass_and_only_another_release_is_warned_about():

@@ -68,7 +68,7 @@ def test_an_endpoint_without_a_wildcard_connects_out_and_has_no_egress(endpoint)
 
 
 def test_the_replay_socket_always_binds():
-    replay = {"enable_kv_cache_events": True, "replay_endpoint": "tcp://127.0.0.1:5558"}
+    replay = {"enable_kv_cache_events": True, "replay_endpoint": "tcp://10.0.0.1:5558"}
     (finding,) = _findings(["--kv-events-config", json.dumps(replay)], ports=(5557,))
     assert "port 5558" in finding.message
 
@@ -82,10 +82,19 @@ def test_each_data_parallel_rank_publishes_on_its_own_port():
     assert "port 5560" in one_rank.message
 
 
-def test_dotted_keys_win_over_the_json_and_the_last_json_wins():
+def test_dotted_keys_replace_the_json_and_the_last_json_wins():
+    """vLLM 0.19.0's FlexibleArgumentParser appends the dotted keys as one last JSON value: argparse keeps it alone."""
     off, on = json.dumps({"enable_kv_cache_events": False}), ON
     assert _findings(["--kv-events-config", on, "--kv-events-config", off]) == []
     assert len(_findings(["--kv-events-config.enable_kv_cache_events", "1", "--kv-events-config", off])) == 1
+    both = json.dumps({"enable_kv_cache_events": True, "endpoint": "tcp://*:6000"})
+    assert _findings(["--kv-events-config", both, "--kv-events-config.replay_endpoint", "tcp://*:6001"]) == []
+
+
+@pytest.mark.parametrize("endpoint", ["tcp://127.0.0.1:5557", "tcp://localhost:5557", "tcp://[::1]:5557"])
+def test_a_loopback_endpoint_crosses_no_policy(endpoint):
+    args = ["--kv-events-config", json.dumps({"enable_kv_cache_events": True, "endpoint": endpoint})]
+    assert _findings(args) == []
     assert len(_findings(["--kv-events-config", json.dumps({"enable_kv_cache_events": 1, "publisher": None})])) == 1
 
 
