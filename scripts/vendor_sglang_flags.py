@@ -38,6 +38,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "inferstack" / "catalog" / "engine_flag_data"
 SOURCE = "sglang/srt/server_args.py"
+#: Flags inferstack renders for every SGLang workload (a subset of inferstack.config.sglang.SGLANG_MANAGED_FLAGS): a
+#: list without them was read from a parser laid out otherwise.
+_RENDERED = {"--model-path", "--served-model-name", "--host", "--port", "--tp-size", "--enable-metrics", "--revision"}
 #: Actions of argparse_actions.py that take no value (their ``nargs=0`` default).
 NO_VALUE_ACTIONS = {"DeprecatedAction", "DeprecatedStoreTrueAction", "DeprecatedStoreConstAction"}
 
@@ -175,6 +178,13 @@ def render(wheel: Path) -> tuple[str, str]:
     with zipfile.ZipFile(wheel) as archive:
         source = archive.read(SOURCE)
     flags = extract(source.decode("utf-8"))
+    missing = sorted(_RENDERED - {s for name, spec in flags.items() for s in (name, *spec.get("aliases", ()))})
+    if missing:
+        raise SystemExit(
+            f"{wheel.name}: the flags inferstack renders are not all found ({', '.join(missing)}): this release's "
+            "parser is laid out otherwise than 0.5.19's (from 0.5.20 the fields live in sglang/srt/arg_groups/fields/"
+            "…), which this script reads — nothing written"
+        )
     data = {
         "argparse": "plain",
         "engine": "sglang",
