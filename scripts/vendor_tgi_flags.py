@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
+
+from flag_data import flag_data_text, write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "inferstack" / "catalog" / "engine_flag_data"
@@ -72,13 +73,7 @@ def render(main_rs: Path, version: str, commit: str) -> tuple[str, str]:
             "commit": commit,
         },
     }
-    compact = {"sort_keys": True, "separators": (",", ":")}
-    lines = ["{"] + [f"{json.dumps(k)}:{json.dumps(v, **compact)}," for k, v in data.items()]
-    lines.append('"flags":{')
-    lines += [f"{json.dumps(name)}:{json.dumps(spec, **compact)}," for name, spec in flags.items()]
-    lines[-1] = lines[-1].rstrip(",")
-    lines += ["},", f'"version":{json.dumps(version)}', "}"]
-    return f"tgi-{version}.json", "\n".join(lines) + "\n"
+    return f"tgi-{version}.json", flag_data_text(data, flags, version)
 
 
 def main() -> int:
@@ -90,14 +85,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the data differs")
     args = parser.parse_args()
     name, text = render(args.main_rs, args.version, args.commit)
-    target = args.out / name
-    if args.check:
-        current = target.read_text(encoding="utf-8") if target.exists() else None
-        print(f"{target}: {'current' if current == text else 'stale'}")
-        return 0 if current == text else 1
-    target.write_text(text, encoding="utf-8")
-    print(f"{target}: {len(json.loads(text)['flags'])} flags")
-    return 0
+    return write_or_check(args.out / name, text, args.check)
 
 
 if __name__ == "__main__":

@@ -480,12 +480,7 @@ def sglang_version_of_image(image: str) -> str | None:
     """The SGLang release an image runs, from its tag: ``lmsysorg/sglang:v0.5.19-cu129`` → ``0.5.19``; None for
     another repository or tag (``latest``, nightlies, ROCm builds, a digest alone). Whether a flag list exists for
     it: ``SGLANG_VERSIONS``."""
-    reference = image.split("@", 1)[0]
-    slash, colon = reference.rfind("/"), reference.rfind(":")
-    if colon <= slash or not _SGLANG_REPOSITORY.match(reference[:colon]):
-        return None
-    match = _SGLANG_TAG.fullmatch(reference[colon + 1 :])
-    return match.group(1) if match else None
+    return _release_of(image, _SGLANG_REPOSITORY, _SGLANG_TAG)
 
 
 #: Repositories of TGI's image (``huggingface/text-generation-inference``, behind any registry host or mirror prefix);
@@ -498,12 +493,25 @@ _TGI_TAG = re.compile(r"^(\d+\.\d+\.\d+)$")
 def tgi_version_of_image(image: str) -> str | None:
     """The TGI release an image runs, from its tag: ``ghcr.io/huggingface/text-generation-inference:3.3.7`` →
     ``3.3.7``; None for another repository, a variant build or a digest alone."""
+    return _release_of(image, _TGI_REPOSITORY, _TGI_TAG)
+
+
+def _release_of(image: str, repository: re.Pattern[str], tag: re.Pattern[str]) -> str | None:
+    """The version ``tag`` captures of ``image`` when its repository matches ``repository`` (a digest ignored; no
+    tag, or a ':' only before the last '/' — a registry port —, gives None)."""
     reference = image.split("@", 1)[0]
     slash, colon = reference.rfind("/"), reference.rfind(":")
-    if colon <= slash or not _TGI_REPOSITORY.match(reference[:colon]):
+    if colon <= slash or not repository.match(reference[:colon]):
         return None
-    match = _TGI_TAG.fullmatch(reference[colon + 1 :])
+    match = tag.fullmatch(reference[colon + 1 :])
     return match.group(1) if match else None
+
+
+def vendored_version(engine: str, image: str) -> str | None:
+    """The release of ``engine`` (``sglang``, ``tgi``) ``image`` runs when inferstack carries its flag list, else
+    None (another repository or tag, or a release without a list)."""
+    version = {"sglang": sglang_version_of_image, "tgi": tgi_version_of_image}[engine](image)
+    return version if version in {"sglang": SGLANG_VERSIONS, "tgi": TGI_VERSIONS}[engine] else None
 
 
 #: The first vLLM release with ``--shutdown-timeout`` (vLLM PR 34730; present in 0.19.0, absent in 0.16.0).

@@ -139,6 +139,15 @@ def check_extra_args(
     )
 
 
+def check_engine_extra_args(
+    args: tuple[str, ...], engine: str, version: str | None, index: int, managed: frozenset[str]
+) -> None:
+    """``args`` of workload ``index`` against ``engine``'s flag list at ``version`` (none: not vendored, nothing
+    checked — rule ENGINE-FLAGS-UNVERIFIED warns), the ``managed`` flags refused (:func:`check_extra_args`)."""
+    if args and version is not None:
+        check_extra_args(args, version, prefix=f"workloads[{index}].engine.", engine=engine, managed=managed)
+
+
 def check_extra_args_near(args: tuple[str, ...] | list[str], versions: tuple[str, ...], prefix: str = "") -> None:
     """``args`` of an engine whose vLLM release has no vendored flag list, against the vendored ``versions`` around
     it: a flag must be one of any of them; when none knows it, the first list's error is raised (?)."""

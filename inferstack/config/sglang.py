@@ -11,11 +11,11 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from inferstack.catalog.engine_flags import SGLANG_VERSIONS, sglang_version_of_image
+from inferstack.catalog.engine_flags import vendored_version
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.base import StrictModel
-from inferstack.config.engine import check_extra_args
+from inferstack.config.engine import check_engine_extra_args
 from inferstack.config.types import PinnedImage
 from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
 
@@ -149,19 +149,10 @@ class SglangWorkloadConfig(SingleModelWorkload):
     @property
     def flags_version(self) -> str | None:
         """The SGLang release of the image when inferstack carries its flag list, else None."""
-        version = sglang_version_of_image(self.image_for())
-        return version if version in SGLANG_VERSIONS else None
+        return vendored_version("sglang", self.image_for())
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
-        version = self.flags_version
-        if self.engine.extra_args and version is not None:
-            check_extra_args(
-                self.engine.extra_args,
-                version,
-                prefix=f"workloads[{index}].engine.",
-                engine="sglang",
-                managed=SGLANG_MANAGED_FLAGS,
-            )
+        check_engine_extra_args(self.engine.extra_args, "sglang", self.flags_version, index, SGLANG_MANAGED_FLAGS)
         if accelerator is not AcceleratorKind.NVIDIA:
             raise PydanticCustomError(
                 "sglang_accelerator",

@@ -11,11 +11,11 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from inferstack.catalog.engine_flags import TGI_VERSIONS, tgi_version_of_image
+from inferstack.catalog.engine_flags import vendored_version
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config.base import StrictModel
-from inferstack.config.engine import check_extra_args
+from inferstack.config.engine import check_engine_extra_args
 from inferstack.config.types import PinnedImage
 from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
 
@@ -138,8 +138,7 @@ class TgiWorkloadConfig(SingleModelWorkload):
     @property
     def flags_version(self) -> str | None:
         """The TGI release of the image when inferstack carries its launcher's flag list, else None."""
-        version = tgi_version_of_image(self.image_for())
-        return version if version in TGI_VERSIONS else None
+        return vendored_version("tgi", self.image_for())
 
     def check_in(self, index: int, accelerator: AcceleratorKind) -> None:
         for position, arg in enumerate(self.engine.extra_args):
@@ -154,15 +153,7 @@ class TgiWorkloadConfig(SingleModelWorkload):
                     "(pod.env, e.g. CORS_ALLOW_ORIGIN), which the launcher reads",
                     {"arg": repr(arg)[:60], "field": f"workloads[{index}].engine.extra_args[{position}]"},
                 )
-        version = self.flags_version
-        if self.engine.extra_args and version is not None:
-            check_extra_args(
-                self.engine.extra_args,
-                version,
-                prefix=f"workloads[{index}].engine.",
-                engine="tgi",
-                managed=TGI_MANAGED_FLAGS,
-            )
+        check_engine_extra_args(self.engine.extra_args, "tgi", self.flags_version, index, TGI_MANAGED_FLAGS)
         if accelerator is not AcceleratorKind.NVIDIA:
             raise PydanticCustomError(
                 "tgi_accelerator",
