@@ -33,11 +33,19 @@ class PortlessProbeError(ValueError):
     """A probe without a port (Knative fills in the user container's for ``httpGet``): ``tcp`` cannot name one."""
 
 
+#: The handler keys of a Kubernetes Probe (one of them is set).
+HANDLERS = ("httpGet", "tcpSocket", "exec", "grpc")
+
+
 def tune(probe: MutableMapping[str, Any], name: str, config: ProbesConfig) -> None:
     """Apply ``config`` to ``probe`` (a rendered Kubernetes Probe, edited in place), which is the ``name`` one.
 
     :raises PortlessProbeError: ``handler: tcp`` on an ``httpGet`` probe that names no port."""
-    if config.handler is ProbeHandler.TCP and "httpGet" in probe:
+    if config.handler is ProbeHandler.EXEC:
+        for handler in HANDLERS:
+            probe.pop(handler, None)
+        probe["exec"] = {"command": list(config.command)}
+    elif config.handler is ProbeHandler.TCP and "httpGet" in probe:
         if "port" not in probe["httpGet"]:
             raise PortlessProbeError(name)
         probe["tcpSocket"] = {"port": probe.pop("httpGet")["port"]}
@@ -58,7 +66,13 @@ def tune(probe: MutableMapping[str, Any], name: str, config: ProbesConfig) -> No
             probe[key] = value
 
 
-def _probes_of(manifest: MutableMapping[str, Any], workload: str) -> Iterator[tuple[str, MutableMapping[str, Any]]]:
+class ExecOnKnativeError(ValueError):
+    """``exec`` on a KServe predictor: Knative rewrites readiness probes for its queue-proxy (HTTP and TCP only)."""
+
+
+def _probes_of(
+    manifest: MutableMapping[str, Any], workload: str, probes: ProbesConfig
+) -> Iterator[tuple[str, MutableMapping[str, Any]]]:
     """``(name, probe)`` of every probe rendered on a pod that serves ``workload`` in ``manifest``."""
     kind, spec = manifest.get("kind"), manifest.get("spec") or {}
     containers: list[MutableMapping[str, Any]] = []
@@ -69,6 +83,8 @@ def _probes_of(manifest: MutableMapping[str, Any], workload: str) -> Iterator[tu
                 yield name, holder["probe"]
         return
     if kind == "InferenceService":
+        if probes.handler is ProbeHandler.EXEC:
+            raise ExecOnKnativeError
         model = (spec.get("predictor") or {}).get("model")
         containers = [model] if isinstance(model, MutableMapping) else []
     else:
@@ -92,7 +108,22 @@ def apply_probes(scope: Construct, workload: str, probes: ProbesConfig, path: st
     for obj in (node for node in scope.node.find_all() if isinstance(node, cdk8s.ApiObject)):
         manifest = obj.to_json()
         tuned = False
-        for name, probe in _probes_of(manifest, workload):
+        try:
+            rendered = list(_probes_of(manifest, workload, probes))
+        except ExecOnKnativeError:
+            raise ConfigError(
+                "probes",
+                [
+                    Problem(
+                        f"{path}.handler",
+                        "exec — a KServe predictor's readiness probe is rewritten by Knative for its queue-proxy, "
+                        "which runs HTTP and TCP probes only (an exec probe there is not confirmed offline): keep "
+                        "handler http or tcp",
+                        "exec",
+                    )
+                ],
+            ) from None
+        for name, probe in rendered:
             try:
                 tune(probe, name, probes)
             except PortlessProbeError:

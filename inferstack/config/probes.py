@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from inferstack.config.base import StrictModel
+from inferstack.config.types import check_plain
 
 
 class ProbeHandler(StrEnum):
@@ -22,6 +23,10 @@ class ProbeHandler(StrEnum):
     """``httpGet`` on the engine's health path (each kind's own). Default."""
     TCP = "tcp"
     """``tcpSocket`` on the same port: the port accepts connections (an engine whose health path is slow under load)."""
+    EXEC = "exec"
+    """``exec`` of ``command`` in the serving container: the probe passes when it exits 0. The program must be in
+    the image (inferstack cannot look inside it offline). Not on a KServe predictor: Knative rewrites readiness
+    probes for its queue-proxy, which runs HTTP and TCP probes only."""
 
 
 class ProbeScheme(StrEnum):
@@ -69,7 +74,11 @@ class ProbesConfig(StrictModel):
     """Shape and timing of the serving containers' probes (module docstring: which kinds, which probes)."""
 
     handler: ProbeHandler = ProbeHandler.HTTP
-    """``http`` (the engine's health path) or ``tcp`` (its port accepts connections). Default ``http``."""
+    """``http`` (the engine's health path), ``tcp`` (its port accepts connections) or ``exec`` (``command``).
+    Default ``http``."""
+    command: tuple[str, ...] = Field(default=(), max_length=32)
+    """With ``handler: exec``: the command, e.g. ``[python3, -c, "import urllib.request as u;
+    u.urlopen('http://127.0.0.1:8000/health', timeout=4)"]`` (no shell unless you run one). Default none."""
     scheme: ProbeScheme = ProbeScheme.HTTP
     """``HTTPS`` when the engine serves TLS itself. Default ``HTTP``."""
     readiness: ProbeTiming = ProbeTiming()
@@ -79,13 +88,34 @@ class ProbesConfig(StrictModel):
     startup: StartupTiming = StartupTiming()
     """The startup probe's period and timeout. Default inferstack's."""
 
+    @field_validator("command")
+    @classmethod
+    def _command(cls, command: tuple[str, ...]) -> tuple[str, ...]:
+        for item in command:
+            check_plain(item, "a command item", subject=f"{item[:40]!r}: ")
+            if not 1 <= len(item) <= 4096:
+                raise PydanticCustomError("probe_command", "each command item has 1-4,096 characters")
+        return command
+
     @model_validator(mode="after")
     def _shape(self) -> ProbesConfig:
-        if self.handler is ProbeHandler.TCP and self.scheme is ProbeScheme.HTTPS:
+        if self.handler is not ProbeHandler.HTTP and self.scheme is ProbeScheme.HTTPS:
             raise PydanticCustomError(
                 "probe_scheme",
-                "a tcp probe opens a connection only: scheme HTTPS needs handler http",
-                {"field": "scheme"},
+                "a {handler} probe sends no HTTP request: scheme HTTPS needs handler http",
+                {"handler": self.handler.value, "field": "scheme"},
+            )
+        if self.handler is ProbeHandler.EXEC and not self.command:
+            raise PydanticCustomError(
+                "probe_command",
+                'handler exec runs a command: give it, e.g. [python3, -c, "..."]',
+                {"field": "command"},
+            )
+        if self.handler is not ProbeHandler.EXEC and self.command:
+            raise PydanticCustomError(
+                "probe_command",
+                "command is what handler exec runs, and the handler is {handler} — set handler: exec or remove it",
+                {"handler": self.handler.value, "field": "command"},
             )
         return self
 

@@ -148,3 +148,45 @@ def test_tcp_on_a_probe_without_a_port_is_a_named_error():
     with pytest.raises(ConfigError) as raised:
         render(config_with("kserve-scale-to-zero.yaml", {"handler": "tcp"}))
     assert "workloads[0].probes.handler" in str(raised.value) and "names no port" in str(raised.value)
+
+
+#: An exec probe every Python-based engine image can run (the program's presence is the user's to vouch for).
+COMMAND = ["python3", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8000/health', timeout=4)"]
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if e != "kserve-scale-to-zero.yaml"])
+def test_an_exec_probe_replaces_the_handler_of_every_probe_as_it_runs(example):
+    """Every probe of every pod serving the workloads — the NIM operator's pod included — runs the command, with
+    the timing inferstack rendered."""
+    data = config_with(example, {"handler": "exec", "command": COMMAND})
+    objects, plain = render(data), render(yaml.safe_load((ROOT / "examples" / example).read_text()))
+    for workload in (w for w in data["workloads"] if "probes" in w):
+        before = {(where, field): probe for where, field, probe in probes_of(plain, workload["name"])}
+        tuned = list(probes_of(objects, workload["name"]))
+        assert tuned and len(tuned) == len(before), (example, workload["name"])
+        for where, field, probe in tuned:
+            assert probe["exec"] == {"command": COMMAND} and not {"httpGet", "tcpSocket"} & set(probe), where
+            assert {k: v for k, v in probe.items() if k in TIMED} == {
+                k: v for k, v in before[(where, field)].items() if k in TIMED
+            }, where
+
+
+def test_exec_on_a_knative_predictor_is_a_named_error():
+    with pytest.raises(ConfigError) as raised:
+        render(config_with("kserve-scale-to-zero.yaml", {"handler": "exec", "command": COMMAND}))
+    assert "workloads[0].probes.handler" in str(raised.value) and "queue-proxy" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("probes", "named"),
+    [
+        ({"handler": "exec"}, "give it"),
+        ({"command": COMMAND}, "set handler: exec or remove it"),
+        ({"handler": "exec", "command": COMMAND, "scheme": "HTTPS"}, "needs handler http"),
+        ({"handler": "exec", "command": [""]}, "1-4,096 characters"),
+    ],
+)
+def test_an_exec_probe_is_whole_or_refused(probes, named):
+    with pytest.raises(ConfigError) as raised:
+        parse_config(config_with("tgi.yaml", probes))
+    assert "workloads[0].probes" in str(raised.value) and named in str(raised.value)
