@@ -33,6 +33,10 @@ class PortlessProbeError(ValueError):
     """A probe without a port (Knative fills in the user container's for ``httpGet``): ``tcp`` cannot name one."""
 
 
+#: The least timeout of an exec probe, seconds: the kubelet enforces it (Kubernetes 1.20+) and a program (an
+#: interpreter) takes a moment to start — a NIMService's startup probe is rendered with 1 s. ``timeout_seconds``
+#: set in the config still wins.
+EXEC_TIMEOUT_SECONDS = 5
 #: The handler keys of a Kubernetes Probe (one of them is set).
 HANDLERS = ("httpGet", "tcpSocket", "exec", "grpc")
 
@@ -45,6 +49,8 @@ def tune(probe: MutableMapping[str, Any], name: str, config: ProbesConfig) -> No
         for handler in HANDLERS:
             probe.pop(handler, None)
         probe["exec"] = {"command": list(config.command)}
+        if int(probe.get("timeoutSeconds", 1)) < EXEC_TIMEOUT_SECONDS:
+            probe["timeoutSeconds"] = EXEC_TIMEOUT_SECONDS  # a program starts; a timing set below still wins
     elif config.handler is ProbeHandler.TCP and "httpGet" in probe:
         if "port" not in probe["httpGet"]:
             raise PortlessProbeError(name)
@@ -66,10 +72,6 @@ def tune(probe: MutableMapping[str, Any], name: str, config: ProbesConfig) -> No
             probe[key] = value
 
 
-class ExecOnKnativeError(ValueError):
-    """``exec`` on a KServe predictor: Knative rewrites readiness probes for its queue-proxy (HTTP and TCP only)."""
-
-
 def _probes_of(
     manifest: MutableMapping[str, Any], workload: str, probes: ProbesConfig
 ) -> Iterator[tuple[str, MutableMapping[str, Any]]]:
@@ -83,8 +85,6 @@ def _probes_of(
                 yield name, holder["probe"]
         return
     if kind == "InferenceService":
-        if probes.handler is ProbeHandler.EXEC:
-            raise ExecOnKnativeError
         model = (spec.get("predictor") or {}).get("model")
         containers = [model] if isinstance(model, MutableMapping) else []
     else:
@@ -108,21 +108,7 @@ def apply_probes(scope: Construct, workload: str, probes: ProbesConfig, path: st
     for obj in (node for node in scope.node.find_all() if isinstance(node, cdk8s.ApiObject)):
         manifest = obj.to_json()
         tuned = False
-        try:
-            rendered = list(_probes_of(manifest, workload, probes))
-        except ExecOnKnativeError:
-            raise ConfigError(
-                "probes",
-                [
-                    Problem(
-                        f"{path}.handler",
-                        "exec — a KServe predictor's readiness probe is rewritten by Knative for its queue-proxy, "
-                        "which runs HTTP and TCP probes only (an exec probe there is not confirmed offline): keep "
-                        "handler http or tcp",
-                        "exec",
-                    )
-                ],
-            ) from None
+        rendered = list(_probes_of(manifest, workload, probes))
         for name, probe in rendered:
             try:
                 tune(probe, name, probes)

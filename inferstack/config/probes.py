@@ -25,8 +25,10 @@ class ProbeHandler(StrEnum):
     """``tcpSocket`` on the same port: the port accepts connections (an engine whose health path is slow under load)."""
     EXEC = "exec"
     """``exec`` of ``command`` in the serving container: the probe passes when it exits 0. The program must be in
-    the image (inferstack cannot look inside it offline). Not on a KServe predictor: Knative rewrites readiness
-    probes for its queue-proxy, which runs HTTP and TCP probes only."""
+    the image (inferstack cannot look inside it offline). Its timeout is at least 5 s unless ``timeout_seconds`` says
+    otherwise (a program has to start). On a Knative predictor the kubelet runs it and Knative's queue-proxy checks
+    the port over TCP (knative/serving ``applyReadinessProbeDefaults``). A NIMService's readiness and liveness stay
+    the operator's HTTP probes."""
 
 
 class ProbeScheme(StrEnum):
@@ -91,10 +93,14 @@ class ProbesConfig(StrictModel):
     @field_validator("command")
     @classmethod
     def _command(cls, command: tuple[str, ...]) -> tuple[str, ...]:
-        for item in command:
-            check_plain(item, "a command item", subject=f"{item[:40]!r}: ")
+        for index, item in enumerate(command):
+            check_plain(item, "a command item", subject=f"command[{index}] {item[:40]!r}: ")
             if not 1 <= len(item) <= 4096:
-                raise PydanticCustomError("probe_command", "each command item has 1-4,096 characters")
+                raise PydanticCustomError(
+                    "probe_command",
+                    "command[{index}] has {length} characters — each item has 1-4,096",
+                    {"index": index, "length": len(item)},
+                )
         return command
 
     @model_validator(mode="after")
@@ -102,7 +108,7 @@ class ProbesConfig(StrictModel):
         if self.handler is not ProbeHandler.HTTP and self.scheme is ProbeScheme.HTTPS:
             raise PydanticCustomError(
                 "probe_scheme",
-                "a {handler} probe sends no HTTP request: scheme HTTPS needs handler http",
+                "the {handler} handler sends no HTTP request: scheme HTTPS needs handler http",
                 {"handler": self.handler.value, "field": "scheme"},
             )
         if self.handler is ProbeHandler.EXEC and not self.command:

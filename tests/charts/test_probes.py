@@ -154,10 +154,11 @@ def test_tcp_on_a_probe_without_a_port_is_a_named_error():
 COMMAND = ["python3", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8000/health', timeout=4)"]
 
 
-@pytest.mark.parametrize("example", [e for e in EXAMPLES if e != "kserve-scale-to-zero.yaml"])
+@pytest.mark.parametrize("example", EXAMPLES)
 def test_an_exec_probe_replaces_the_handler_of_every_probe_as_it_runs(example):
-    """Every probe of every pod serving the workloads — the NIM operator's pod included — runs the command, with
-    the timing inferstack rendered."""
+    """Every probe of every pod serving the workloads — the NIM operator's pod and the KServe predictor (Knative
+    runs a user exec readiness probe on the container, its queue-proxy a TCP one) included — runs the command, with
+    the timing inferstack rendered and at least a 5 s timeout."""
     data = config_with(example, {"handler": "exec", "command": COMMAND})
     objects, plain = render(data), render(yaml.safe_load((ROOT / "examples" / example).read_text()))
     for workload in (w for w in data["workloads"] if "probes" in w):
@@ -166,15 +167,16 @@ def test_an_exec_probe_replaces_the_handler_of_every_probe_as_it_runs(example):
         assert tuned and len(tuned) == len(before), (example, workload["name"])
         for where, field, probe in tuned:
             assert probe["exec"] == {"command": COMMAND} and not {"httpGet", "tcpSocket"} & set(probe), where
-            assert {k: v for k, v in probe.items() if k in TIMED} == {
-                k: v for k, v in before[(where, field)].items() if k in TIMED
-            }, where
+            timing = {k: v for k, v in before[(where, field)].items() if k in TIMED}
+            timing["timeoutSeconds"] = max(5, timing.get("timeoutSeconds", 1))
+            assert {k: v for k, v in probe.items() if k in TIMED} == timing, where
 
 
-def test_exec_on_a_knative_predictor_is_a_named_error():
-    with pytest.raises(ConfigError) as raised:
-        render(config_with("kserve-scale-to-zero.yaml", {"handler": "exec", "command": COMMAND}))
-    assert "workloads[0].probes.handler" in str(raised.value) and "queue-proxy" in str(raised.value)
+def test_a_timeout_set_for_an_exec_probe_wins():
+    probes = {"handler": "exec", "command": COMMAND, "readiness": {"timeout_seconds": 2}}
+    objects = render(config_with("tgi.yaml", probes))
+    timeouts = {field: p["timeoutSeconds"] for _, field, p in probes_of(objects, "tgi-llama")}
+    assert timeouts["readinessProbe"] == 2 and timeouts["livenessProbe"] >= 5
 
 
 @pytest.mark.parametrize(
@@ -183,7 +185,7 @@ def test_exec_on_a_knative_predictor_is_a_named_error():
         ({"handler": "exec"}, "give it"),
         ({"command": COMMAND}, "set handler: exec or remove it"),
         ({"handler": "exec", "command": COMMAND, "scheme": "HTTPS"}, "needs handler http"),
-        ({"handler": "exec", "command": [""]}, "1-4,096 characters"),
+        ({"handler": "exec", "command": ["python3", ""]}, "command[1] has 0 characters"),
     ],
 )
 def test_an_exec_probe_is_whole_or_refused(probes, named):
