@@ -241,7 +241,7 @@ class EngineFlags:
             else:
                 value = args[index + 1] if index + 1 < len(args) and not self._is_option(args[index + 1]) else None
             valid = tuple(str(choice) for choice in spec.choices)
-            if value is not None and value not in valid:
+            if value is not None and not _among(value, spec.choices):
                 bad.append((index, name, value, valid))
         return bad
 
@@ -355,6 +355,19 @@ class EngineFlags:
             if token.startswith(short) and (bare or token != short):
                 return target
         return None
+
+
+def _among(value: str, choices: tuple[Any, ...]) -> bool:
+    """Whether argparse would accept ``value`` among ``choices``: it converts with the option's ``type`` first, so an
+    integer choice takes ``01`` or ``+1`` too (SGLang's ``--log-requests-level``)."""
+    if value in (str(choice) for choice in choices):
+        return True
+    if all(isinstance(choice, int) and not isinstance(choice, bool) for choice in choices):
+        try:
+            return int(value) in choices
+        except ValueError:
+            return False
+    return False
 
 
 def _normalise(flag: str) -> str:

@@ -39,6 +39,7 @@ from inferstack.charts.rendered import set_rendered
 from inferstack.config.errors import ConfigError, Problem
 from inferstack.constructs.batch import content_name
 from inferstack.constructs.dynamo import graph_version_problems
+from inferstack.constructs.pod.templates import POD_TEMPLATE_PATHS, walk_path
 
 #: Patch paths that would break what refers to the object or what the rules judged, with the config field to use.
 PROTECTED: dict[tuple[str, ...], str] = {
@@ -101,6 +102,37 @@ def _schema_problems(obj: dict[str, Any], kubernetes_version: str) -> list[str]:
 OPERATOR_CHECKS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "DynamoGraphDeployment": graph_version_problems,
 }
+
+
+#: A Kubernetes Probe's handlers: the API server accepts exactly one per probe (core/v1 validation
+#: ``validateHandler``: "may not specify more than 1 handler type"), and the schema check cannot say so.
+PROBE_HANDLERS = ("httpGet", "tcpSocket", "exec", "grpc")
+PROBE_FIELDS = ("readinessProbe", "livenessProbe", "startupProbe")
+
+
+def _probe_problems(obj: Mapping[str, Any]) -> list[str]:
+    """Probes of ``obj``'s pod templates (and a NIMService's) that carry two handlers — an override merging
+    ``httpGet`` into the ``exec`` or ``tcpSocket`` probe ``probes.handler`` rendered."""
+    probes: list[tuple[str, Mapping[str, Any]]] = []
+    if obj.get("kind") == "NIMService":
+        spec = obj.get("spec") or {}
+        probes += [(f, (spec.get(f) or {}).get("probe") or {}) for f in PROBE_FIELDS]
+    for dotted in POD_TEMPLATE_PATHS.get(str(obj.get("kind")), ()):
+        for _, template in walk_path(obj, dotted):
+            pod = (template or {}).get("spec") or {}
+            for container in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
+                probes += [
+                    (f"{f} of container {container.get('name')!r}", container.get(f) or {}) for f in PROBE_FIELDS
+                ]
+    found = []
+    for where, probe in probes:
+        handlers = [h for h in PROBE_HANDLERS if isinstance(probe, Mapping) and h in probe]
+        if len(handlers) > 1:
+            found.append(
+                f"{where} has {' and '.join(handlers)}: the API server takes one handler per probe — choose the "
+                "handler with workloads[i].probes (handler: http, tcp or exec) and leave it out of the override"
+            )
+    return found
 
 
 def _operator_problems(obj: Mapping[str, Any]) -> list[str]:
@@ -204,7 +236,7 @@ def apply_overrides(
             continue
         claimed[id(target)] = f"{path}.{key}"
         merged = merge(rendered[id(target)], dict(patch))
-        errors = _schema_problems(merged, kubernetes_version) or _operator_problems(merged)
+        errors = _schema_problems(merged, kubernetes_version) or _operator_problems(merged) or _probe_problems(merged)
         if errors:
             problems += [Problem(where, f"the merged {key} is not valid: {error}") for error in errors]
             continue

@@ -62,6 +62,8 @@ def test_plain_argparse_rules():
     )
     assert FLAGS.stray_values(["--enable-hierarchical-cache", "x"]) == [(1, "x")]  # a switch takes no value
     assert FLAGS.bad_choices(["--kv-cache-dtype", "fp7"])[0][2] == "fp7"
+    assert FLAGS.bad_choices(["--log-requests-level", "01"]) == []  # argparse converts with type=int first
+    assert FLAGS.bad_choices(["--log-requests-level", "9"])[0][2] == "9"
 
 
 def test_a_flag_that_stops_the_server_is_not_in_the_list():

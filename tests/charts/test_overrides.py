@@ -202,3 +202,25 @@ def test_an_override_of_a_jobs_template_makes_a_new_job():
     assert one == sync_job({"Job": {"spec": {"template": {"metadata": {"annotations": {"example.com/rev": "1"}}}}}})
     labelled = sync_job({"Job": {"metadata": {"labels": {"example.com/team": "ml"}}}})
     assert labelled == plain  # the spec as rendered: the same Job
+
+
+def test_an_override_that_gives_a_probe_a_second_handler_is_named():
+    """The API server takes one handler per probe ("may not specify more than 1 handler type"); the schema check
+    cannot see it: merging httpGet into the tcp probe probes.handler rendered is refused at synth."""
+    patch = {
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"name": "vllm", "readinessProbe": {"httpGet": {"path": "/h", "port": 8000}}}]}
+            }
+        }
+    }
+    (problem,) = problems({"Deployment": patch}, probes={"handler": "tcp"})
+    assert problem.startswith("workloads[0].overrides.Deployment") and "httpGet and tcpSocket" in problem
+    assert "probes" in problem
+    tuned = {
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "vllm", "readinessProbe": {"httpGet": {"path": "/h"}}}]}}
+        }
+    }
+    deployment = of_kind(render({"Deployment": tuned}), "Deployment")  # the same handler: fine
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGet"]["path"] == "/h"
