@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from inferstack.catalog.engine_flags import (
     _DATA,
@@ -23,7 +22,7 @@ from inferstack.catalog.engine_flags import (
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config import ConfigError, parse_config
 from inferstack.config.sglang import SGLANG_MANAGED_FLAGS
-from tests.charts.conftest import render
+from tests.charts.conftest import engine_args
 from tests.synth import ROOT
 
 FLAGS = sglang_flags("0.5.19")
@@ -38,15 +37,7 @@ def test_the_catalogs_image_has_a_vendored_list_with_its_provenance():
 
 def test_every_flag_inferstack_renders_for_sglang_is_the_parsers():
     """What runs: the container args of the SGLang example, after ``-m sglang.launch_server``, parse clean."""
-    objects = render(yaml.safe_load((ROOT / "examples" / "sglang-structured.yaml").read_text()))
-    (container,) = [
-        c
-        for o in objects
-        if o["kind"] == "Deployment"
-        for c in o["spec"]["template"]["spec"]["containers"]
-        if c.get("command", [])[-1:] == ["sglang.launch_server"]
-    ]
-    args = container["args"]
+    args = engine_args("sglang-structured.yaml", ["sglang.launch_server"])
     assert FLAGS.parse(args) == [] and FLAGS.stray_values(args) == [] and FLAGS.bad_choices(args) == []
     assert {"--model-path", "--tp-size", "--enable-metrics"} <= {name for _, _, name in FLAGS.known_flags(args)}
     assert {name for _, _, name in FLAGS.known_flags(args)} <= SGLANG_MANAGED_FLAGS

@@ -11,14 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from inferstack.catalog.engine_flags import _DATA, TGI_VERSIONS, tgi_flags, tgi_version_of_image
 from inferstack.catalog.versions import ENGINE_IMAGES
 from inferstack.config import ConfigError, parse_config
 from inferstack.config.tgi import TGI_MANAGED_FLAGS
 from inferstack.rules import evaluate
-from tests.charts.conftest import render
+from tests.charts.conftest import engine_args
 from tests.synth import ROOT
 
 FLAGS = tgi_flags("3.3.7")
@@ -32,15 +31,7 @@ def test_the_catalogs_image_has_a_vendored_list_with_its_provenance():
 
 
 def test_every_flag_inferstack_renders_for_tgi_is_the_launchers():
-    objects = render(yaml.safe_load((ROOT / "examples" / "tgi.yaml").read_text()))
-    (container,) = [
-        c
-        for o in objects
-        if o["kind"] == "Deployment"
-        for c in o["spec"]["template"]["spec"]["containers"]
-        if c.get("command") == ["/tgi-entrypoint.sh"]
-    ]
-    args = container["args"]
+    args = engine_args("tgi.yaml", ["/tgi-entrypoint.sh"])
     assert FLAGS.parse(args) == [] and FLAGS.stray_values(args) == []
     assert {name for _, _, name in FLAGS.known_flags(args)} <= TGI_MANAGED_FLAGS
 

@@ -29,3 +29,17 @@ def render(data: dict[str, Any]) -> list[dict[str, Any]]:
 def plain_examples() -> dict[str, list[dict[str, Any]]]:
     """example file name → its workload objects, rendered as the example is."""
     return {e: render(yaml.safe_load((ROOT / "examples" / e).read_text())) for e in KIND_EXAMPLES}
+
+
+def engine_args(example: str, command_tail: list[str]) -> list[str]:
+    """The args of the one Deployment container of ``example`` whose command ends with ``command_tail`` (the engine
+    server as the pod runs it)."""
+    objects = render(yaml.safe_load((ROOT / "examples" / example).read_text()))
+    (container,) = [
+        c
+        for o in objects
+        if o["kind"] == "Deployment"
+        for c in o["spec"]["template"]["spec"]["containers"]
+        if c.get("command", [])[-len(command_tail) :] == command_tail
+    ]
+    return list(container["args"])
