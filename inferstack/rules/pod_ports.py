@@ -18,6 +18,8 @@ RULE_ID = "POD-PORTS"
 
 
 def check(config: InferstackConfig) -> Iterator[Finding]:
+    if not any(w.pod.ports for w in config.workloads):
+        return  # the common case: nothing to resolve
     platform = resolve(config)
     for index, workload in enumerate(platform.workloads):
         ports = workload.config.pod.ports
