@@ -8,13 +8,14 @@ from inferstack.config.engine import AutoscalingConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.engine import EnginePlacement
 from inferstack.constructs.pod import Autoscaling
+from inferstack.constructs.pod.mounts import Mount
 from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
 from inferstack.plan import ResolvedWorkload
 
 
 def engine_placement(chart: WorkloadChart, resolved: ResolvedWorkload, refs: StorageRefs) -> EnginePlacement:
     """The server role's pod as :class:`EnginePlacement`: serving priority, the model's volumes and mounts (none
-    without a bucket model), the wait for its sync Job."""
+    without a bucket model) and the compile cache's, the wait for its sync Job."""
     workload, role, pod = resolved.config, resolved.server, resolved.server.pod
     loading = chart.loading
     return EnginePlacement(
@@ -28,9 +29,15 @@ def engine_placement(chart: WorkloadChart, resolved: ResolvedWorkload, refs: Sto
         replicas=workload.replicas,
         shm_gib=workload.resources.shm_gib,
         monitoring=workload.monitoring,
-        mounts=loading.mounts if loading else (),
+        mounts=[*(loading.mounts if loading else ()), *chart_cache_mounts(chart)],
         init_containers=chart.wait_for_model(resolved, refs) if resolved.models else (),
     )
+
+
+def chart_cache_mounts(chart: WorkloadChart) -> list[Mount]:
+    """The serving container's cache mounts besides the model's: the compile cache, when the workload has one."""
+    mount = chart.caches.compile_mount
+    return [mount] if mount is not None else []
 
 
 def autoscaling_props(scaling: AutoscalingConfig | None) -> Autoscaling | None:

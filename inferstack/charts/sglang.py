@@ -18,6 +18,10 @@ from inferstack.plan import ResolvedWorkload
 
 PORT = 30000
 HOME = "/home/sglang"
+#: ``SGLANG_CACHE_DIR``: SGLang 0.5.19 points Triton, Inductor, DeepGEMM, FlashInfer and CUDA's JIT caches under it
+#: when it is imported (``sglang/__init__.py`` → ``environ.redirect_third_party_caches``), and its torch.compile
+#: backend keeps its graphs there (``srt/compilation/backend.py``): the one directory a compile cache mounts.
+SGLANG_CACHE_DIR = f"{HOME}/.cache/sglang"
 #: What autoscaling scales on: SGLang's waiting requests (needs ``--enable-metrics``, always passed). With priority
 #: scheduling the total is the ``priority=""`` series and each priority has its own (metrics_collector.py
 #: ``_log_gauge_queue_count``, 0.5.19 wheel): the matcher keeps the sum to the totals (it also matches a series
@@ -69,7 +73,7 @@ class SglangChart(WorkloadChart):
         args += ["--port", str(PORT), *sglang_args(workload.engine), "--enable-metrics"]
         if model.source.type is ModelSourceType.HF:
             args += ["--revision", model.revision]
-        env = {"SGLANG_CACHE_DIR": f"{HOME}/.cache/sglang", **hub_env(model)}
+        env = {"SGLANG_CACHE_DIR": SGLANG_CACHE_DIR, **hub_env(model)}
         spec = EngineSpec(
             component="sglang",
             image=resolved.image,
@@ -83,6 +87,7 @@ class SglangChart(WorkloadChart):
             user="sglang",
             env=[*loading.env, *(k8s.EnvVar(name=k, value=v) for k, v in env.items())],
             queue_metric=QUEUE,
+            recreate=self.caches.recreate,
         )
         self.server = EngineServer(
             self,

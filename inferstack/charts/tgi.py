@@ -75,6 +75,7 @@ class TgiChart(WorkloadChart):
             env=[*loading.env, *(k8s.EnvVar(name=k, value=v) for k, v in hub_env(model).items())],
             run_as_image_user=True,
             queue_metric=QUEUE,
+            recreate=self.caches.recreate,
         )
         self.server = EngineServer(
             self,

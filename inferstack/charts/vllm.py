@@ -8,7 +8,7 @@ from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import NEURON_SCHEDULER
-from inferstack.charts.engine import autoscaling_props
+from inferstack.charts.engine import autoscaling_props, chart_cache_mounts
 from inferstack.charts.workload import StorageRefs, WorkloadChart, pod_placement
 from inferstack.config.aibrix import AibrixConfig
 from inferstack.config.engine import DEFAULT_MAX_MODEL_LEN, VllmEngineConfig, flags_version_of
@@ -189,6 +189,8 @@ class VllmChart(WorkloadChart):
                 engine=engine_args,
                 env=env,
                 init_containers=init,
+                extra_mounts=chart_cache_mounts(self),
+                recreate=self.caches.recreate,
                 autoscaling=autoscaling_props(workload.autoscaling),
             ),
         )

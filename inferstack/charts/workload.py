@@ -16,6 +16,7 @@ from constructs import Construct
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.versions import DEFAULT_KUBERNETES_VERSION
+from inferstack.charts.caches import CacheVolumes, cache_volumes
 from inferstack.charts.observability import served_workload
 from inferstack.charts.overrides import apply_overrides
 from inferstack.charts.pod_customization import apply_pod_config
@@ -146,6 +147,8 @@ class WorkloadChart(cdk8s.Chart):
                 metadata=k8s.ObjectMeta(name=account, namespace=workload.namespace, labels=labels),
                 automount_service_account_token=False,
             )
+        #: The workload's persistent caches: their claims are rendered here, the kind's server mounts them.
+        self.caches: CacheVolumes = cache_volumes(self, workload, resolved.pool.accelerator)
         #: How each model's weights are read (in the order of ``resolved.models``).
         self.loadings: list[ModelLoading] = [self._model(resolved, model, refs) for model in resolved.models]
         #: The primary model's (None when the workload has no bucket model: a NIM's cache holds it).
@@ -262,6 +265,7 @@ class WorkloadChart(cdk8s.Chart):
                 streamer_distributed=engine_ranks(workload) > 1 and resolved.pool.accelerator is AcceleratorKind.NVIDIA,
                 hf_token_secret=token,
                 hf_cache_gib=source.cache_size_gib,
+                hf_cache_claim=self.caches.hub_claim if not suffix else None,
                 suffix=suffix,
             )
         )

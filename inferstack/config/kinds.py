@@ -95,6 +95,12 @@ class WorkloadKind:
     image is the workload's own (a NIM image is named per model)."""
     examples: tuple[str, ...] = ()
     """Files under ``examples/`` that show it. Default none."""
+    compile_cache: str | None = None
+    """The directory of its serving container under which the engine keeps every compile cache (``caches.compile``
+    is mounted there). None: ``caches.compile`` is refused for it. Default None."""
+    hub_cache: bool = False
+    """Its serving container reads an ``hf`` model from the model source's ``HF_HOME`` (``caches.huggingface``
+    replaces that emptyDir). Default False: ``caches.huggingface`` is refused for it."""
 
     def models_served(self, workload: WorkloadBase) -> tuple[str, ...]:
         """What clients put in ``model`` for ``workload`` (see :attr:`served_models`)."""

@@ -16,6 +16,7 @@ from inferstack.config.aibrix import AibrixConfig
 from inferstack.config.alerts import AlertTargets
 from inferstack.config.base import StrictModel, refuse_unread
 from inferstack.config.bench import BenchConfig
+from inferstack.config.caches import WorkloadCachesConfig
 from inferstack.config.engine import (
     AutoscalingConfig,
     ResourcesConfig,
@@ -291,6 +292,10 @@ class WorkloadBase(StrictModel):
     probes: ProbesConfig = ProbesConfig()
     """Shape (``http``/``tcp``, ``HTTPS``) and timing of its serving containers' probes. Default inferstack's: the
     engine's health path, readiness every 10 s, liveness every 15 s, a startup budget sized from the model."""
+    caches: WorkloadCachesConfig = WorkloadCachesConfig()
+    """Persistent volumes for the engine's compile caches (``compile``) and the Hub download of an ``hf`` model
+    (``huggingface``), so a replaced pod starts from what an earlier one built (:mod:`inferstack.config.caches`).
+    Default none: both live in the pod."""
     pod: PodConfig = PodConfig()
     """Labels, annotations and environment variables of its serving pods, whichever kind or operator makes them
     (not of its Jobs). Keys Kubernetes, inferstack or an operator owns are refused. Default none."""

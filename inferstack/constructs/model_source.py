@@ -59,6 +59,9 @@ class ModelSourceProps:
     """``hf``: the Secret (name, key) read into ``HF_TOKEN`` (gated models). Default none."""
     hf_cache_gib: int = 100
     """``hf``: size limit of the emptyDir the model downloads into (``HF_HOME``), GiB. Default 100."""
+    hf_cache_claim: str | None = None
+    """``hf``: a PersistentVolumeClaim the model downloads into (``HF_HOME``) instead of the emptyDir, so a new pod
+    finds the files an earlier one fetched. Default none: the emptyDir of ``hf_cache_gib``."""
     suffix: str = ""
     """Appended to the volume names and mount paths, so several models can load in one pod (``-2``…). Default
     none."""
@@ -154,9 +157,16 @@ def model_loading(props: ModelSourceProps) -> ModelLoading:
         return ModelLoading(model=model, mounts=[Mount(path=root, volume=claim, read_only=True)])
     if props.kind is SourceKind.IMAGE:
         return ModelLoading(model=props.image_path or "")
-    return ModelLoading(  # HF: download at start into an emptyDir cache
+    if props.hf_cache_claim:  # HF: download at start into a persistent cache
+        cache = k8s.Volume(
+            name=f"hf-cache{suffix}",
+            persistent_volume_claim=k8s.PersistentVolumeClaimVolumeSource(claim_name=props.hf_cache_claim),
+        )
+    else:  # HF: download at start into an emptyDir cache
+        cache = empty_dir(f"hf-cache{suffix}", size_gib=props.hf_cache_gib)
+    return ModelLoading(
         model=props.model_id,
         args=["--revision", props.revision],
         env=[k8s.EnvVar(name="HF_HOME", value=HF_CACHE + suffix), *_token_env(props.hf_token_secret)],
-        mounts=[Mount(path=HF_CACHE + suffix, volume=empty_dir(f"hf-cache{suffix}", size_gib=props.hf_cache_gib))],
+        mounts=[Mount(path=HF_CACHE + suffix, volume=cache)],
     )

@@ -251,6 +251,9 @@ class VllmServerProps:
     autoscaling: Autoscaling | None = None
     """Scale on ``vllm:num_requests_waiting`` with a KEDA ScaledObject or an HPA (refused by the multi-node server).
     Default none."""
+    recreate: bool = False
+    """Replace pods by stopping the old one first (a ReadWriteOnce cache volume cannot attach to a surge pod on
+    another node). Default False: surge one, never unavailable."""
     monitoring: bool = True
     """Render a PodMonitor scraping vLLM's ``/metrics``. Default True."""
     termination_grace_seconds: int = SERVING_TERMINATION_GRACE_SECONDS
@@ -398,6 +401,7 @@ def vllm_pod_props(
         mounts=[*props.model.mounts, *props.extra_mounts],
         autoscaling=props.autoscaling,
         monitoring=props.monitoring,
+        recreate=props.recreate,
         termination_grace_seconds=props.termination_grace_seconds,
         labels=props.labels,
         annotations=props.annotations,

@@ -23,4 +23,5 @@ KIND = WorkloadKind(
     engine_image=lambda workload, accelerator: workload.image_for(),
     images=("tgi",),
     examples=("tgi.yaml",),
+    hub_cache=True,
 )

@@ -7,6 +7,7 @@ from inferstack.catalog.metrics import VLLM
 from inferstack.charts.vllm import VllmChart
 from inferstack.config.kinds import KindEndpoint, WorkloadKind
 from inferstack.config.workloads import VllmWorkloadConfig
+from inferstack.constructs.vllm import CACHE
 from inferstack.plan.endpoints import vllm_models
 from inferstack.plan.runtime_paths import VLLM_PORT, vllm_paths
 from inferstack.plan.vllm import plan_vllm
@@ -26,4 +27,6 @@ KIND = WorkloadKind(
     engine_image=VllmWorkloadConfig.image,
     images=("vllm-gpu", "vllm-neuron"),
     examples=("vllm-gpu-tp4.yaml", "vllm-neuron-inf2.yaml", "aibrix-lora.yaml"),
+    compile_cache=CACHE,
+    hub_cache=True,
 )

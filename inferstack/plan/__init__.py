@@ -15,12 +15,14 @@ from functools import cached_property
 from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
+from inferstack.catalog.kubernetes import MODEL_CACHE_STORAGE_CLASS
 from inferstack.config.alerts import AlertTargets
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig, Taint
 from inferstack.config.kinds import kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelConfig, WorkloadBase
 from inferstack.plan.bench import BenchError, ResolvedBench, resolve_bench
+from inferstack.plan.caches import compile_cache, hub_cache
 from inferstack.plan.context import with_context_defaults
 from inferstack.plan.names import (
     needs_reader,
@@ -207,11 +209,15 @@ def workload_plan(
     details: Any = None,
 ) -> ResolvedWorkload:
     """What every kind's plan shares: the pool, the model-sync Job and writer identity, and the operators the
-    workload's objects need — its kind's (registry) and ``operators``, plus Prometheus for ``monitoring``.
-    ``compiles``: a Job writes compiled artifacts to the prefix (the writer role exists). Default False."""
+    workload's objects need — its kind's (registry) and ``operators``, plus Prometheus for ``monitoring`` and the
+    ``inferstack-model-cache`` StorageClass for caches on it. ``compiles``: a Job writes compiled artifacts to the
+    prefix (the writer role exists). Default False."""
     needed = {*kind_of(workload).operators, *operators}
     if workload.monitoring:
         needed.add("prometheus")
+    used = (compile_cache(workload, pools[workload.pool].accelerator), hub_cache(workload))
+    if any(volume is not None and volume.storage_class == MODEL_CACHE_STORAGE_CLASS for volume in used):
+        needed.add("model-cache")  # the class its cache claims name
     models: list[ResolvedModel] = []
     synced: set[str] = set()  # one sync Job per prefix: the same model listed twice is copied once
     for position, (relative, model) in enumerate(workload.model_entries):

@@ -16,6 +16,7 @@ from inferstack.rules import (
     autoscaling,
     bench,
     bottlerocket,
+    caches,
     checklist,
     efa,
     eks_endpoint,
@@ -61,6 +62,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     *gateway_clients.RULES,
     pod_ports.RULE,
     kv_events.RULE,
+    *caches.RULES,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 

@@ -10,6 +10,7 @@ from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolC
 from inferstack.config.model import InferstackConfig
 from inferstack.config.storage import FsxDeploymentType
 from inferstack.config.workloads import ModelConfig, ModelSourceType, WorkloadBase
+from inferstack.plan.caches import hub_cache
 from inferstack.plan.placement import NEURON_COMPILE_SCRATCH_GIB, neuron_model_volume_gib
 from inferstack.rules.base import Finding, Rule, Severity
 
@@ -160,8 +161,8 @@ def check_disk(config: InferstackConfig) -> Iterator[Finding]:
     for _, mpath, workload, model in _models(config):
         source = model.source
         pool = config.pool(workload.pool)
-        if source.type is not ModelSourceType.HF:
-            continue
+        if source.type is not ModelSourceType.HF or (model is workload.model_entries[0][1] and hub_cache(workload)):
+            continue  # not downloaded, or into a persistent Hub cache (CACHE-HUB-SIZE), not the node's disk
         weights = model.arch.weights_gib
         needed = weights * (1 + CACHE_HEADROOM)
         if source.cache_size_gib < needed:

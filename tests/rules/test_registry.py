@@ -45,6 +45,10 @@ BASE: dict[str, Any] = {
     "workloads": [{"name": "qwen", "pool": "gpu", "model": {"id": "Qwen/Qwen3-8B"}}],
 }
 GPU_POOL = 1  # index of the "gpu" pool in BASE's karpenter_pools
+#: A persistent cache on inferstack's EBS class, and one on a ReadWriteMany class of the user's (EFS).
+CACHE = {"size_gib": 64}
+SHARED_CACHE = {"size_gib": 64, "storage_class": "efs-sc", "access_mode": "ReadWriteMany"}
+HF_QWEN = {"id": "Qwen/Qwen3-8B", "source": {"type": "hf"}}
 #: A file system the user runs (storage.fsx.existing).
 EXISTING = {
     "file_system_id": "fs-0123456789abcdef0",
@@ -128,6 +132,7 @@ UPSTREAM_IMAGE = "vllm/vllm-openai:v0.31.0"
 #: Rules whose findings are warnings (printed, synth goes on); every other rule's findings here are errors.
 WARNING_RULES = frozenset(
     {
+        "CACHE-ZONE",
         "ENGINE-FLAGS-UNVERIFIED",
         "FSX-EXISTING-SYNC",
         "KARPENTER-CUSTOM-AMI",
@@ -284,6 +289,31 @@ CASES: dict[str, tuple[dict, dict]] = {
         {},
         workload(pod={"ports": [{"name": "metrics2", "port": 8000}]}),  # vLLM's serving port
         workload(pod={"ports": [{"name": "kv-events", "port": 5557}]}),
+    ),
+    "CACHE-KIND": case(
+        {},
+        only_workload(kind="tgi", model=HF_QWEN, caches={"compile": SHARED_CACHE}),  # TGI compiles nothing
+        only_workload(kind="tgi", model=HF_QWEN, caches={"huggingface": SHARED_CACHE}),
+    ),
+    "CACHE-HUB-SOURCE": case(
+        workload(caches={"huggingface": SHARED_CACHE}),
+        {},  # BASE streams Qwen3-8B from S3: nothing downloads from the Hub
+        workload(model={"source": {"type": "hf"}}),
+    ),
+    "CACHE-HUB-SIZE": case(
+        workload(model={"source": {"type": "hf"}}),
+        workload(caches={"huggingface": {**SHARED_CACHE, "size_gib": 8}}),  # the checkpoint is ~15 GiB
+        workload(caches={"huggingface": SHARED_CACHE}),
+    ),
+    "CACHE-SHARED": case(
+        merge(workload(caches={"compile": CACHE}), gpu_pool(availability_zone=0)),
+        workload(replicas=2),
+        {},
+    ),
+    "CACHE-ZONE": case(
+        workload(caches={"compile": CACHE}),
+        {},  # the L40S pool spans the VPC's zones
+        gpu_pool(availability_zone=0),
     ),
     "BOTTLEROCKET-NEURON-DEVICES": case(
         {"compute": {"karpenter_pools": {2: {"ami": {"alias": "bottlerocket@v1.51.0"}}}}},  # the inf2 pool

@@ -1,0 +1,178 @@
+"""Rules of a workload's persistent ``caches`` (:mod:`inferstack.config.caches`):
+
+* CACHE-KIND — a cache the workload's kind has no place for (no compile-cache directory, no ``HF_HOME`` download),
+  or a compile cache on Neuron, whose compiled model persists in the model bucket already;
+* CACHE-HUB-SOURCE — a Hub cache while the model is not downloaded from the Hub (nothing would fill it), or beside
+  the source's ``cache_size_gib`` (the emptyDir it replaces);
+* CACHE-HUB-SIZE — a Hub cache smaller than the checkpoint it downloads (the download fails when it is full);
+* CACHE-SHARED — a ReadWriteOnce cache of a workload that runs more than one pod: pods on other nodes cannot attach
+  it and stay ContainerCreating (``Multi-Attach error``);
+* CACHE-ZONE (warning) — a ReadWriteOnce cache of a workload whose pool spans zones: the volume binds in the zone of
+  the first pod, and every later pod can only run there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferstack.catalog.instances import AcceleratorKind
+from inferstack.config.caches import CacheAccessMode, CacheName, CacheVolumeConfig
+from inferstack.config.kinds import KINDS, kind_of
+from inferstack.config.model import InferstackConfig
+from inferstack.config.workloads import ModelSourceType, WorkloadBase
+from inferstack.rules.base import Finding, Rule, Severity
+from inferstack.rules.storage import CACHE_HEADROOM
+
+KIND = "CACHE-KIND"
+HUB_SOURCE = "CACHE-HUB-SOURCE"
+HUB_SIZE = "CACHE-HUB-SIZE"
+SHARED = "CACHE-SHARED"
+ZONE = "CACHE-ZONE"
+
+
+def _cached(config: InferstackConfig) -> Iterator[tuple[str, WorkloadBase]]:
+    """``(path, workload)`` of every workload with a cache."""
+    for index, workload in enumerate(config.workloads):
+        if not workload.caches.empty:
+            yield f"workloads[{index}]", workload
+
+
+def _kinds_with(cache: CacheName) -> str:
+    names = [k.name for k in KINDS.values() if (k.compile_cache if cache is CacheName.COMPILE else k.hub_cache)]
+    return ", ".join(names) or "none"
+
+
+def check_kind(config: InferstackConfig) -> Iterator[Finding]:
+    for path, workload in _cached(config):
+        kind = kind_of(workload)
+        if workload.caches.compile is not None:
+            if kind.compile_cache is None:
+                yield Finding(
+                    rule=KIND,
+                    path=f"{path}.caches.compile",
+                    message=f"kind {workload.kind} has no compile cache inferstack can mount",
+                    fix=f"remove caches.compile (kinds with one: {_kinds_with(CacheName.COMPILE)})",
+                )
+            elif config.pool(workload.pool).accelerator is AcceleratorKind.NEURON:
+                yield Finding(
+                    rule=KIND,
+                    path=f"{path}.caches.compile",
+                    message=f"pool {workload.pool!r} is Neuron: the compile Job stores the compiled model beside the "
+                    "weights in the model bucket, and every pod loads it from there — a compile cache would stay "
+                    "empty",
+                    fix="remove caches.compile",
+                )
+        if workload.caches.huggingface is not None and not kind.hub_cache:
+            yield Finding(
+                rule=KIND,
+                path=f"{path}.caches.huggingface",
+                message=f"kind {workload.kind} does not download its model into a Hugging Face cache inferstack "
+                "can mount",
+                fix=f"remove caches.huggingface (kinds with one: {_kinds_with(CacheName.HUGGINGFACE)})",
+            )
+
+
+def check_hub_source(config: InferstackConfig) -> Iterator[Finding]:
+    for path, workload in _cached(config):
+        if workload.caches.huggingface is None or not kind_of(workload).hub_cache:
+            continue
+        relative, model = workload.model_entries[0]
+        if model.source.type is ModelSourceType.HF and "cache_size_gib" in model.source.model_fields_set:
+            yield Finding(
+                rule=HUB_SOURCE,
+                path=f"{path}.{relative}.source.cache_size_gib",
+                message="sizes the emptyDir the download goes to without a Hub cache, and caches.huggingface "
+                "replaces it",
+                fix="remove cache_size_gib (caches.huggingface.size_gib sizes the cache)",
+            )
+        if model.source.type is not ModelSourceType.HF:
+            yield Finding(
+                rule=HUB_SOURCE,
+                path=f"{path}.caches.huggingface",
+                message=f"{path}.{relative}.source.type is {model.source.type.value}: the engine reads the model "
+                "from there, and nothing downloads into the Hub cache",
+                fix="remove caches.huggingface, or download from the Hub (source.type: hf)",
+            )
+
+
+def check_hub_size(config: InferstackConfig) -> Iterator[Finding]:
+    for path, workload in _cached(config):
+        cache = workload.caches.huggingface
+        if cache is None or not kind_of(workload).hub_cache:
+            continue
+        _, model = workload.model_entries[0]
+        if model.source.type is not ModelSourceType.HF:
+            continue
+        weights = model.arch.weights_gib
+        needed = weights * (1 + CACHE_HEADROOM)
+        if cache.size_gib < needed:
+            yield Finding(
+                rule=HUB_SIZE,
+                path=f"{path}.caches.huggingface.size_gib",
+                message=f"{cache.size_gib} GiB cannot hold the {weights:.0f} GiB checkpoint of {model.id}: the "
+                "download fails when the volume is full",
+                fix=f"set size_gib ≥ {int(needed) + 1}",
+            )
+
+
+def _pods_at_once(workload: WorkloadBase) -> str | None:
+    """Why ``workload`` may run more than one serving pod, or None."""
+    scaling = workload.autoscaling
+    if scaling is not None and scaling.max_replicas > 1:
+        return f"autoscaling scales it to {scaling.max_replicas} replicas"
+    if workload.replicas > 1:
+        return f"it runs {workload.replicas} replicas"
+    aibrix = getattr(workload, "aibrix", None)
+    if aibrix is not None and getattr(aibrix, "autoscaler", None) is not None:
+        return "AIBrix's PodAutoscaler scales its replicas"
+    return None
+
+
+def _once(workload: WorkloadBase) -> Iterator[tuple[CacheName, CacheVolumeConfig]]:
+    for name, volume in workload.caches.items():
+        if volume.access_mode is CacheAccessMode.READ_WRITE_ONCE:
+            yield name, volume
+
+
+def check_shared(config: InferstackConfig) -> Iterator[Finding]:
+    for path, workload in _cached(config):
+        why = _pods_at_once(workload)
+        if why is None:
+            continue
+        for name, volume in _once(workload):
+            yield Finding(
+                rule=SHARED,
+                path=f"{path}.caches.{name.value}.access_mode",
+                message=f"ReadWriteOnce ({volume.storage_class}): one node attaches the volume, but {why} — pods on "
+                "other nodes stay ContainerCreating (Multi-Attach error)",
+                fix="run one replica (replicas: 1, no autoscaling), or give the cache a ReadWriteMany storage_class "
+                "of your own (e.g. the EFS CSI driver's) and access_mode: ReadWriteMany",
+            )
+
+
+def check_zone(config: InferstackConfig) -> Iterator[Finding]:
+    if config.network.az_count < 2:
+        return
+    for path, workload in _cached(config):
+        pool = config.pool(workload.pool)
+        if pool.availability_zone is not None:
+            continue
+        for name, _ in _once(workload):
+            yield Finding(
+                rule=ZONE,
+                path=f"{path}.caches.{name.value}",
+                message=f"pool {pool.name!r} spans {config.network.az_count} zones and a ReadWriteOnce volume binds "
+                "in one: the first pod's zone, chosen by where capacity happened to be — from then on the pod runs "
+                "only there, and stays Pending when that zone has no capacity for the pool's instances",
+                fix="pin the pool to one zone (availability_zone), or use a ReadWriteMany (regional) storage_class",
+                severity=Severity.WARNING,
+            )
+
+
+RULES = (
+    Rule(id=KIND, title="A cache is one its kind puts to use", check=check_kind),
+    Rule(id=HUB_SOURCE, title="A Hub cache caches a Hub download", check=check_hub_source),
+    Rule(id=HUB_SIZE, title="A Hub cache holds the checkpoint", check=check_hub_size),
+    Rule(id=SHARED, title="A ReadWriteOnce cache serves one pod", check=check_shared),
+    Rule(id=ZONE, title="A ReadWriteOnce cache's zone is chosen", check=check_zone),
+)
