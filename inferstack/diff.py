@@ -150,6 +150,8 @@ class StatefulType:
 #: * KMS Key: the property table says KeySpec, KeyUsage, MultiRegion "Replacement", but the same page says a change
 #:   of KeySpec, KeyUsage, Origin or MultiRegion makes the update request *fail*, whatever UpdateReplacePolicy says
 #:   — so they are refused, never replaced.
+#: * EFS FileSystem: AvailabilityZoneName, Encrypted, KmsKeyId, PerformanceMode → Replacement (the reference's
+#:   "Update requires: Replacement"; read from its pages in the search corpus, not every one confirmed (?)).
 #: * Logs LogGroup: LogGroupName → Replacement.
 #: * EKS Cluster: Name, RoleArn, EncryptionConfig, KubernetesNetworkConfig, OutpostConfig and ResourcesVpcConfig's
 #:   SubnetIds and SecurityGroupIds → Replacement. Not confirmed offline: the KubernetesNetworkConfig fields added
@@ -178,6 +180,11 @@ STATEFUL_TYPES: dict[str, StatefulType] = {
             "LustreConfiguration/PerUnitStorageThroughput",
         ),
         grows_only=("StorageCapacity",),
+    ),
+    "AWS::EFS::FileSystem": StatefulType(
+        new="a new, empty file system",
+        holds="its files (the workloads' EFS caches)",
+        replacement=("AvailabilityZoneName", "Encrypted", "KmsKeyId", "PerformanceMode"),
     ),
     "AWS::KMS::Key": StatefulType(
         new="a new key (new key material)",

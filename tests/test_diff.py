@@ -269,6 +269,27 @@ def test_fsx_is_replaced_by_the_properties_cloudformation_documents(before, afte
     assert [c.change for c in compare(old, new)] == ([expected] if expected else [])
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        ({"PerformanceMode": "generalPurpose"}, {"PerformanceMode": "maxIO"}, Change.REPLACED),
+        ({"Encrypted": True}, {"Encrypted": False}, Change.REPLACED),
+        ({"ThroughputMode": "elastic"}, {"ThroughputMode": "bursting"}, None),
+    ],
+    ids=["performance-mode", "encryption", "throughput"],
+)
+def test_efs_is_replaced_by_the_properties_cloudformation_documents(before, after, expected):
+    old = _snapshot({"EfsFileSystem37910666": _resource("AWS::EFS::FileSystem", **before)})
+    new = _snapshot({"EfsFileSystem37910666": _resource("AWS::EFS::FileSystem", **after)})
+    assert [c.change for c in compare(old, new)] == ([expected] if expected else [])
+
+
+def test_a_removed_efs_is_orphaned_with_its_files():
+    old = _snapshot({"EfsFileSystem37910666": _resource("AWS::EFS::FileSystem")})
+    (change,) = compare(old, _snapshot({}))
+    assert change.change is Change.ORPHANED and "EFS caches" in change.at_stake
+
+
 def test_a_key_spec_change_is_refused_and_loses_nothing():
     old = _snapshot({"KeyAB12CD34": _resource("AWS::KMS::Key", KeySpec="SYMMETRIC_DEFAULT")})
     new = _snapshot({"KeyAB12CD34": _resource("AWS::KMS::Key", KeySpec="RSA_2048")})

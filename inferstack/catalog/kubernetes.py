@@ -125,9 +125,22 @@ def operator_namespaces() -> frozenset[str]:
 #: Operators a workload kind may need (the kind registry names them; the workloads stack installs each with Helm):
 #: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet, KubeRay (RayService), the NIM operator
 #: (NIMCache, NIMService), the Dynamo operator (DynamoGraphDeployment), KServe (InferenceService) and the
-#: ``inferstack-model-cache`` StorageClass (``model-cache``: NIM caches, Ollama's models).
+#: ``inferstack-model-cache`` StorageClass (``model-cache``: NIM caches, Ollama's models, EBS caches) and the
+#: ``inferstack-efs`` StorageClass (``efs-storage``: EFS caches).
 WORKLOAD_OPERATORS = frozenset(
-    {"prometheus", "keda", "lws", "kuberay", "nim", "dynamo", "kserve", "model-cache", "gp3-storage", "metrics-server"}
+    {
+        "prometheus",
+        "keda",
+        "lws",
+        "kuberay",
+        "nim",
+        "dynamo",
+        "kserve",
+        "model-cache",
+        "efs-storage",
+        "gp3-storage",
+        "metrics-server",
+    }
 )
 #: Namespace of the KubeRay operator release.
 KUBERAY_NAMESPACE = "kuberay-system"
@@ -138,6 +151,8 @@ NIM_NAMESPACE = "nim-operator"
 DYNAMO_NAMESPACE = "dynamo-system"
 #: StorageClass of NIM model caches: EBS gp3 provisioned for reads at load (16,000 IOPS, 1,000 MiB/s).
 MODEL_CACHE_STORAGE_CLASS = "inferstack-model-cache"
+#: StorageClass of the EFS file system ``storage.efs`` creates (ReadWriteMany caches): an access point per claim.
+EFS_STORAGE_CLASS = "inferstack-efs"
 #: Namespace of the KServe controller release (the literal ``kserve`` of its manifests becomes the release namespace).
 KSERVE_NAMESPACE = "kserve"
 #: StorageClass of inferstack's small persistent volumes (Prometheus, a gateway's Postgres): EBS gp3, encrypted,

@@ -260,6 +260,9 @@ MODEL_SYNC_PYTHON = "3.12"
 STORAGE_ADDONS: dict[str, str | None] = {
     "aws-mountpoint-s3-csi-driver": None,
     "aws-fsx-csi-driver": None,
+    # EFS caches (storage.efs). The add-on's versions for Kubernetes 1.33+ could not be listed offline (?); upstream's
+    # newest release read is kubernetes-sigs/aws-efs-csi-driver v3.4.1.
+    "aws-efs-csi-driver": None,
     # Prometheus' persistent volume (gp3).
     "aws-ebs-csi-driver": None,
     # KServe's webhook certificates: cert-manager as an EKS community add-on (AWS-built, default version for the
@@ -272,6 +275,9 @@ STORAGE_ADDONS: dict[str, str | None] = {
 STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {
     "aws-mountpoint-s3-csi-driver": "s3-csi-driver-sa",
     "aws-fsx-csi-driver": "fsx-csi-controller-sa",
+    # The controller creates the access points (chart values.yaml: efs-csi-controller-sa; the node's efs-csi-node-sa
+    # needs IAM only for the ``iam`` mount option, which inferstack does not use).
+    "aws-efs-csi-driver": "efs-csi-controller-sa",
 }
 
 #: vLLM release inside each engine image (the flag list and engine behaviour follow from it).

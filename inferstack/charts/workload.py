@@ -46,6 +46,8 @@ class StorageRefs:
     fsx_mount_name: str | None = None
     fsx_import_prefix: str = "models/"
     fsx_path: str = "/models"
+    efs_id: str | None = None
+    """The EFS file system of ``storage.efs`` (the ``inferstack-efs`` StorageClass provisions access points in it)."""
     mount_cache_gib: int = 10
     sync_image: str | None = None
     """The model-sync Jobs' image (the built container asset's URI, or ``storage.model_sync_image``); required

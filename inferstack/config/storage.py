@@ -214,6 +214,24 @@ class FsxConfig(StrictModel):
         return self
 
 
+class EfsThroughputMode(StrEnum):
+    ELASTIC = "elastic"
+    """Throughput follows the load, billed per GiB transferred (AWS's recommendation for spiky reads). Default."""
+    BURSTING = "bursting"
+    """Throughput grows with the GiB stored, with burst credits (a cache of a few GiB reads slowly)."""
+
+
+class EfsConfig(StrictModel):
+    """Amazon EFS: a regional file system every node of the cluster mounts (ReadWriteMany), for caches several
+    replicas share (``workloads[].caches.*.storage_class: inferstack-efs``). inferstack creates it encrypted, with a
+    mount target in each private subnet's zone, NFS (TCP 2049) admitted from the cluster's nodes only, the EFS CSI
+    driver add-on and the ``inferstack-efs`` StorageClass (an access point per claim, owned by the serving uid
+    1000). Retained when removed from the config or the stack is deleted."""
+
+    throughput_mode: EfsThroughputMode = EfsThroughputMode.ELASTIC
+    """``elastic`` or ``bursting``. Default ``elastic``."""
+
+
 class StorageConfig(StrictModel):
     """Where models live. The bucket always exists (created or imported); removing ``fsx`` from the config
     removes FSx from the template, and the file system is *retained*, not deleted (see README)."""
@@ -223,14 +241,17 @@ class StorageConfig(StrictModel):
     config leaves the bucket and its data in place (retained), outside inferstack's management."""
     fsx: FsxConfig | None = None
     """Default: no FSx."""
+    efs: EfsConfig | None = None
+    """An EFS file system for shared (ReadWriteMany) caches, and its ``inferstack-efs`` StorageClass. Default: no
+    EFS."""
     mount_cache_gib: int = Field(default=10, ge=1)
     """Local cache per Mountpoint pod for ``s3_mount`` sources, GiB. Default 10."""
     install_csi_drivers: bool = True
-    """Create the Mountpoint for S3 (with a bucket) and FSx CSI (with FSx) EKS add-ons, their drivers bound to
-    inferstack's roles through Pod Identity. Set false on a cluster that already runs them: creating an add-on that
-    exists fails the deploy ("Addon already exists"). The roles are still created (stack outputs
-    ``<Driver>RoleArn``): associate them with the drivers' service accounts (``s3-csi-driver-sa``,
-    ``fsx-csi-controller-sa`` in kube-system) yourself. Default true."""
+    """Create the Mountpoint for S3 (with a bucket), FSx CSI (with FSx) and EFS CSI (with EFS) EKS add-ons, their
+    drivers bound to inferstack's roles through Pod Identity. Set false on a cluster that already runs them:
+    creating an add-on that exists fails the deploy ("Addon already exists"). The roles are still created (stack
+    outputs ``<Driver>RoleArn``): associate them with the drivers' service accounts (``s3-csi-driver-sa``,
+    ``fsx-csi-controller-sa``, ``efs-csi-controller-sa`` in kube-system) yourself. Default true."""
     model_sync_image: PinnedImage | None = None
     """The image the model-sync Jobs run, pinned by tag or digest: Python 3 with ``huggingface_hub`` and ``boto3``
     importable (the Job runs ``python /scripts/model_sync.py`` and installs nothing). Default none: ``cdk deploy``

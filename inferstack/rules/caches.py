@@ -7,8 +7,10 @@
 * CACHE-HUB-SIZE — a Hub cache smaller than the checkpoint it downloads (the download fails when it is full);
 * CACHE-SHARED — a ReadWriteOnce cache of a workload that runs more than one pod: pods on other nodes cannot attach
   it and stay ContainerCreating (``Multi-Attach error``);
+* CACHE-EFS — a cache on ``inferstack-efs`` without ``storage.efs`` (no file system, no class: the claim stays
+  Pending);
 * CACHE-ZONE (warning) — a ReadWriteOnce cache of a workload whose pool spans zones: the volume binds in the zone of
-  the first pod, and every later pod can only run there.
+  the first pod, and every later pod can only run there (not on ``inferstack-efs``: EFS is regional).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.kubernetes import EFS_STORAGE_CLASS
 from inferstack.config.caches import CacheAccessMode, CacheName, CacheVolumeConfig
 from inferstack.config.kinds import KINDS, kind_of
 from inferstack.config.model import InferstackConfig
@@ -28,6 +31,7 @@ HUB_SOURCE = "CACHE-HUB-SOURCE"
 HUB_SIZE = "CACHE-HUB-SIZE"
 SHARED = "CACHE-SHARED"
 ZONE = "CACHE-ZONE"
+EFS = "CACHE-EFS"
 
 
 def _cached(config: InferstackConfig) -> Iterator[tuple[str, WorkloadBase]]:
@@ -150,6 +154,22 @@ def check_shared(config: InferstackConfig) -> Iterator[Finding]:
             )
 
 
+def check_efs(config: InferstackConfig) -> Iterator[Finding]:
+    if config.storage.efs is not None:
+        return
+    for path, workload in _cached(config):
+        for name, volume in workload.caches.items():
+            if volume.storage_class == EFS_STORAGE_CLASS:
+                yield Finding(
+                    rule=EFS,
+                    path=f"{path}.caches.{name.value}.storage_class",
+                    message=f"{EFS_STORAGE_CLASS} is the class of the EFS file system storage.efs creates, and "
+                    "storage.efs is not set: the claim would stay Pending",
+                    fix="add storage.efs: {} (inferstack creates the file system, its CSI driver and the class), or "
+                    "name a class the cluster has",
+                )
+
+
 def check_zone(config: InferstackConfig) -> Iterator[Finding]:
     if config.network.az_count < 2:
         return
@@ -157,7 +177,9 @@ def check_zone(config: InferstackConfig) -> Iterator[Finding]:
         pool = config.pool(workload.pool)
         if pool.availability_zone is not None:
             continue
-        for name, _ in _once(workload):
+        for name, volume in _once(workload):
+            if volume.storage_class == EFS_STORAGE_CLASS:
+                continue  # EFS is regional: a claim on it binds in no zone
             yield Finding(
                 rule=ZONE,
                 path=f"{path}.caches.{name.value}",
@@ -174,5 +196,6 @@ RULES = (
     Rule(id=HUB_SOURCE, title="A Hub cache caches a Hub download", check=check_hub_source),
     Rule(id=HUB_SIZE, title="A Hub cache holds the checkpoint", check=check_hub_size),
     Rule(id=SHARED, title="A ReadWriteOnce cache serves one pod", check=check_shared),
+    Rule(id=EFS, title="An EFS cache has its file system", check=check_efs),
     Rule(id=ZONE, title="A ReadWriteOnce cache's zone is chosen", check=check_zone),
 )

@@ -140,7 +140,7 @@ def build_platform(
             description=f"inferstack {config.name}: accelerated node groups, Karpenter pools, GPU/Neuron/EFA plugins",
         )
     storage = None
-    if config.storage.model_bucket is not None or config.storage.fsx is not None:
+    if config.storage.model_bucket is not None or config.storage.fsx is not None or config.storage.efs is not None:
         storage = StorageStack(
             scope,
             f"{config.name}-storage",

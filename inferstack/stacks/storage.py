@@ -1,7 +1,7 @@
-"""StorageStack: the model bucket (retained), optional FSx for Lustre in the GPU zone (retained), and the
-Mountpoint for S3 / FSx CSI drivers as EKS add-ons with Pod Identity roles.
+"""StorageStack: the model bucket (retained), optional FSx for Lustre in the GPU zone (retained), optional EFS for
+shared caches (retained), and the Mountpoint for S3 / FSx / EFS CSI drivers as EKS add-ons with Pod Identity roles.
 
-Data is never destroyed by inferstack: bucket, log bucket, key and file system carry ``DeletionPolicy: Retain``
+Data is never destroyed by inferstack: bucket, log bucket, key and file systems carry ``DeletionPolicy: Retain``
 and ``UpdateReplacePolicy: Retain``; removing them from the config orphans them with their data.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_efs as efs
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
@@ -25,6 +26,8 @@ from inferstack.catalog.models import TOKENIZER_FILES
 from inferstack.catalog.versions import STORAGE_ADDON_SERVICE_ACCOUNTS, STORAGE_ADDONS
 from inferstack.config.storage import (
     BucketEncryption,
+    EfsConfig,
+    EfsThroughputMode,
     ExistingFsxConfig,
     FsxConfig,
     FsxDeploymentType,
@@ -34,7 +37,7 @@ from inferstack.config.storage import (
 from inferstack.constructs.model_sync import MODEL_SYNC_IMAGE_DIR
 from inferstack.plan import ResolvedWorkload
 from inferstack.stacks.cluster_refs import cluster_security_group_id
-from inferstack.stacks.nag import acknowledge, nag_render
+from inferstack.stacks.nag import acknowledge, managed_policy, nag_render
 from inferstack.stacks.pod_identity import pod_identity_role
 from inferstack.stacks.zones import zone_subnet
 
@@ -52,6 +55,14 @@ PREFIX_WILDCARD = (
     "at synth time"
 )
 FSX_LINKED_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/*"
+#: The EFS CSI controller's policy: AWS's own (v1, 2023-07-25), which lets it create access points only with its
+#: ``efs.csi.aws.com/cluster`` tag and delete only access points carrying it (AWS managed policy reference,
+#: AmazonEFSCSIDriverPolicy; kubernetes-sigs/aws-efs-csi-driver v3.4.1 docs/iam-policy-example.json).
+EFS_CSI_POLICY = "service-role/AmazonEFSCSIDriverPolicy"
+EFS_CSI_MANAGED = (
+    "AWS's policy for the EFS CSI driver (AmazonEFSCSIDriverPolicy): access points are created and deleted only with "
+    "the driver's cluster tag; describes support no resource-level permissions"
+)
 
 
 #: What a model reader may do with objects under its prefix.
@@ -115,6 +126,9 @@ class StorageStack(cdk.Stack):
         elif storage.fsx is not None:
             created = self._file_system(storage.fsx, vpc)
             self.file_system, self.fsx_mount_name = created, created.mount_name
+        self.efs_file_system: efs.FileSystem | None = None
+        if storage.efs is not None:
+            self.efs_file_system = self._efs(storage.efs, vpc)
         self._outputs()
         self.addons: dict[str, eks.Addon] = {}
         self.install_csi_drivers = storage.install_csi_drivers
@@ -127,6 +141,10 @@ class StorageStack(cdk.Stack):
                 "aws-fsx-csi-driver", [iam.PolicyStatement(actions=["fsx:DescribeFileSystems"], resources=["*"])]
             )
             acknowledge(role, "IAM5", FSX_DESCRIBE, ("Resource::*",))
+        if self.efs_file_system is not None:
+            role = self._csi_addon("aws-efs-csi-driver", [])
+            role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(EFS_CSI_POLICY))
+            acknowledge(role, "IAM4", EFS_CSI_MANAGED, (managed_policy(EFS_CSI_POLICY),))
 
     @property
     def model_sync_image(self) -> str:
@@ -215,6 +233,10 @@ class StorageStack(cdk.Stack):
         if self.file_system is not None:
             cdk.CfnOutput(self, "FsxFileSystemId", value=self.file_system.file_system_id, description="FSx for Lustre")
             cdk.CfnOutput(self, "FsxMountName", value=self.fsx_mount_name or "", description="Its Lustre mount name")
+        if self.efs_file_system is not None:
+            cdk.CfnOutput(
+                self, "EfsFileSystemId", value=self.efs_file_system.file_system_id, description="EFS (shared caches)"
+            )
 
     def _export(self, name: str, value: str) -> str:
         """Export ``value`` from this stack under ``<stack>-<name>`` (once) and return the export name."""
@@ -454,6 +476,42 @@ class StorageStack(cdk.Stack):
                 )
             )
         return file_system
+
+    # -- EFS -----------------------------------------------------------------------------------------------------
+    def _efs(self, config: EfsConfig, vpc: ec2.IVpc) -> efs.FileSystem:
+        """The EFS file system of shared caches: encrypted, a mount target in each private subnet (one per zone),
+        NFS from the cluster's nodes only (the EFS CSI node plugin mounts on the host network, TLS through
+        efs-proxy: TCP 2049 is the only port; aws-efs-csi-driver v3.4.1 node-daemonset.yaml, node.go), retained.
+
+        Mounts are anonymous NFS clients (the driver adds the ``iam`` mount option only when a volume asks for
+        it), so the file system has no policy: with the ``@aws-cdk/aws-efs:denyAnonymousAccess`` flag on (our
+        cdk.json) CDK would add one denying every anonymous mount. Access is the security group's (nodes only)
+        and each claim's access point (its own directory, as uid/gid 1000)."""
+        group = ec2.SecurityGroup(
+            self,
+            "EfsSecurityGroup",
+            vpc=vpc,
+            allow_all_outbound=False,
+            description="EFS: NFS from cluster nodes",
+        )
+        nodes = ec2.Peer.security_group_id(cluster_security_group_id(self.cluster))
+        group.add_ingress_rule(nodes, ec2.Port.tcp(2049), "NFS from cluster nodes")
+        throughput = {
+            EfsThroughputMode.ELASTIC: efs.ThroughputMode.ELASTIC,
+            EfsThroughputMode.BURSTING: efs.ThroughputMode.BURSTING,
+        }[config.throughput_mode]
+        return efs.FileSystem(
+            self,
+            "EfsFileSystem",
+            vpc=vpc,
+            vpc_subnets=ec2.SubnetSelection(subnets=vpc.private_subnets, one_per_az=True),
+            security_group=group,
+            encrypted=True,
+            performance_mode=efs.PerformanceMode.GENERAL_PURPOSE,
+            throughput_mode=throughput,
+            allow_anonymous_access=True,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
 
     # -- CSI add-ons ---------------------------------------------------------------------------------------------
     def _csi_addon(self, name: str, statements: list[iam.PolicyStatement]) -> iam.Role:

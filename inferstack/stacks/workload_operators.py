@@ -17,6 +17,7 @@ from constructs import Construct
 
 from inferstack.catalog.kubernetes import (
     DYNAMO_NAMESPACE,
+    EFS_STORAGE_CLASS,
     KNATIVE_NAMESPACE,
     KNATIVE_OPERATOR_NAMESPACE,
     KNATIVE_SERVING_NAME,
@@ -30,7 +31,9 @@ from inferstack.catalog.kubernetes import (
 )
 from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
 from inferstack.charts.knative import KnativeServingChart
+from inferstack.charts.workload import StorageRefs
 from inferstack.config.model import KnativeServingConfig
+from inferstack.constructs.pod import SERVING_UID
 from inferstack.plan.workloads import WorkloadsPlan
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.delivery import HandedToGitOps, handed_to_gitops
@@ -87,7 +90,7 @@ def wait_for_object(
     return ready
 
 
-OperatorInstaller = Callable[[Construct, eks.ICluster, WorkloadsPlan], Construct | None]
+OperatorInstaller = Callable[[Construct, eks.ICluster, WorkloadsPlan, StorageRefs], Construct | None]
 """Installs an operator; returns what the workloads' objects depend on (the release, or a readiness gate after it)."""
 
 
@@ -169,6 +172,39 @@ class ModelCacheStorageClassChart(cdk8s.Chart):
             volume_binding_mode="WaitForFirstConsumer",
             allow_volume_expansion=True,
         )
+
+
+class EfsStorageClassChart(cdk8s.Chart):
+    """The ``inferstack-efs`` StorageClass: an EFS access point per claim in ``file_system_id`` (``provisioningMode:
+    efs-ap``), its directory created ``700`` and owned by the serving uid/gid 1000 — the access point makes every
+    operation through it that user, whatever the pod runs as, so non-root engines (and TGI as root) write it; the
+    driver supports no ``fsGroup`` (no VOLUME_MOUNT_GROUP, CSIDriver without ``fsGroupPolicy``). ``Retain``: a
+    deleted claim leaves its access point and files. The size a claim asks for is not enforced by EFS. Parameters
+    read at kubernetes-sigs/aws-efs-csi-driver v3.4.1 (docs/parameters.md, pkg/driver/controller.go)."""
+
+    def __init__(self, scope: Construct, construct_id: str, file_system_id: str) -> None:
+        super().__init__(scope, construct_id, disable_resource_name_hashes=True)
+        k8s.KubeStorageClass(
+            self,
+            "efs",
+            metadata=k8s.ObjectMeta(name=EFS_STORAGE_CLASS),
+            provisioner="efs.csi.aws.com",
+            parameters={
+                "provisioningMode": "efs-ap",
+                "fileSystemId": file_system_id,
+                "directoryPerms": "700",
+                "uid": str(SERVING_UID),
+                "gid": str(SERVING_UID),
+            },
+            reclaim_policy="Retain",
+            volume_binding_mode="Immediate",
+        )
+
+
+def add_efs_storage_class(scope: Construct, cluster: eks.ICluster, file_system_id: str) -> Construct:
+    """The ``inferstack-efs`` StorageClass of ``file_system_id`` (kept when no workload uses it any more)."""
+    chart = EfsStorageClassChart(cdk8s.App(), "efs-storage", file_system_id)
+    return add_chart_manifest(scope, "EfsStorageClass", cluster, chart, durable=True)
 
 
 def nim_operator_values() -> dict[str, Any]:
@@ -423,7 +459,7 @@ def add_kserve(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> 
     return runtimes
 
 
-def _prometheus(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+def _prometheus(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs) -> Construct | None:
     observability = plan.observability
     if not observability.install_prometheus_stack:
         return None
@@ -431,35 +467,40 @@ def _prometheus(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) ->
     return add_prometheus_stack(scope, cluster, observability, namespaces)
 
 
-def _keda(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+def _keda(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs) -> Construct | None:
     return add_keda(scope, cluster) if plan.observability.install_keda else None
 
 
-def _lws(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+def _lws(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs) -> Construct | None:
     return add_lws(scope, cluster) if plan.observability.install_lws else None
 
 
-def _kuberay(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+def _kuberay(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs) -> Construct | None:
     return add_kuberay(scope, cluster) if plan.observability.install_kuberay else None
 
 
-def _nim(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+def _nim(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs) -> Construct | None:
     return add_nim_operator(scope, cluster) if plan.observability.install_nim_operator else None
 
 
-def _model_cache(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+def _model_cache(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs) -> Construct | None:
     return add_model_cache_storage(scope, cluster, plan)
 
 
-def _dynamo(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+def _efs_storage(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs) -> Construct | None:
+    # Without storage.efs there is no file system: CACHE-EFS refuses a cache naming the class.
+    return add_efs_storage_class(scope, cluster, refs.efs_id) if refs.efs_id is not None else None
+
+
+def _dynamo(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs) -> Construct | None:
     return add_dynamo_operator(scope, cluster) if plan.observability.install_dynamo_operator else None
 
 
-def _kserve(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+def _kserve(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs) -> Construct | None:
     return add_kserve(scope, cluster, plan) if plan.observability.install_kserve else None
 
 
-def _gp3(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+def _gp3(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs) -> Construct | None:
     """The ``inferstack-gp3`` StorageClass (a gateway's Postgres), after the EBS CSI add-on unless
     ``install_ebs_csi_driver`` is off."""
     storage = gp3_storage_class(scope, cluster)
@@ -473,7 +514,9 @@ def _gp3(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Constr
 METRICS_SERVER_ADDON = "metrics-server"
 
 
-def _metrics_server(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct | None:
+def _metrics_server(
+    scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs
+) -> Construct | None:
     if not plan.observability.install_metrics_server:
         return None
     return eks.Addon(
@@ -496,6 +539,7 @@ WORKLOAD_OPERATORS: dict[str, OperatorInstaller] = {
     "dynamo": _dynamo,
     "kserve": _kserve,
     "model-cache": _model_cache,
+    "efs-storage": _efs_storage,
     "gp3-storage": _gp3,
     "metrics-server": _metrics_server,
 }

@@ -68,6 +68,7 @@ def storage_refs(plan: WorkloadsPlan, storage: StorageStack | None) -> StorageRe
         fsx_mount_name=storage.fsx_mount_name,
         fsx_import_prefix=fsx.import_prefix if fsx else "models/",
         fsx_path=fsx.file_system_path if fsx else "/models",
+        efs_id=storage.efs_file_system.file_system_id if storage.efs_file_system is not None else None,
         mount_cache_gib=plan.storage.mount_cache_gib,
         sync_image=storage.model_sync_image if syncs else None,
         sync_image_identity=storage.model_sync_image_identity if syncs else None,
@@ -244,8 +245,9 @@ class WorkloadsStack(cdk.Stack):
     def _install_operators(self) -> None:
         """Operators whose CRDs any workload (in any shard) uses (the plan says which; the config may leave one out
         when the cluster already runs it). A workload's objects wait for the operators they need."""
+        refs = storage_refs(self.plan, self.storage)
         for name in self.plan.operators:
-            chart = WORKLOAD_OPERATORS[name](self, self.cluster, self.plan)
+            chart = WORKLOAD_OPERATORS[name](self, self.cluster, self.plan, refs)
             if chart is not None:
                 self.operators[name] = chart
 

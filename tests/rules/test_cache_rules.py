@@ -140,3 +140,22 @@ class TestZone:
     def test_readwritemany_has_no_zone(self):
         shared = {"size_gib": 64, "storage_class": "efs", "access_mode": "ReadWriteMany"}
         assert list(caches.check_zone(cfg({"pool": "gpu", "model": HF_QWEN, "caches": {"compile": shared}}))) == []
+
+
+EFS_CACHE = {"size_gib": 64, "storage_class": "inferstack-efs", "access_mode": "ReadWriteMany"}
+
+
+class TestEfs:
+    def test_an_efs_cache_with_storage_efs_is_compliant(self):
+        data = {"compute": POOLS, "storage": {"efs": {}}}
+        data["workloads"] = [{"name": "w", "pool": "gpu", "model": HF_QWEN, "caches": {"compile": EFS_CACHE}}]
+        assert list(caches.check_efs(parse_config(data))) == []
+
+    def test_an_efs_cache_without_storage_efs_is_refused(self):
+        (finding,) = caches.check_efs(cfg({"model": HF_QWEN, "caches": {"compile": EFS_CACHE}}))
+        assert finding.path == "workloads[0].caches.compile.storage_class" and "storage.efs" in finding.fix
+
+    def test_an_efs_cache_binds_in_no_zone(self):
+        once = {**EFS_CACHE, "access_mode": "ReadWriteOnce"}
+        config = cfg({"pool": "gpu", "model": HF_QWEN, "caches": {"compile": once}})
+        assert list(caches.check_zone(config)) == []

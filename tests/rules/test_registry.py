@@ -310,6 +310,11 @@ CASES: dict[str, tuple[dict, dict]] = {
         workload(replicas=2),
         {},
     ),
+    "CACHE-EFS": case(
+        workload(caches={"compile": {**SHARED_CACHE, "storage_class": "inferstack-efs"}}),
+        {},
+        {"storage": {"efs": {}}},
+    ),
     "CACHE-ZONE": case(
         workload(caches={"compile": CACHE}),
         {},  # the L40S pool spans the VPC's zones
