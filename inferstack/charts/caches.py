@@ -31,6 +31,9 @@ class CacheVolumes:
 
     compile_mount: Mount | None = None
     """The compile cache's claim, mounted at the kind's compile-cache directory. None: no compile cache."""
+    compile_claim: str | None = None
+    """The compile cache's claim (for a kind whose operator mounts it, e.g. Dynamo's ``compilationCache``). None:
+    no compile cache."""
     hub_claim: str | None = None
     """The claim the ``hf`` model source downloads into. None: an emptyDir."""
     recreate: bool = False
@@ -47,7 +50,7 @@ def cache_volumes(scope: Construct, workload: WorkloadBase, accelerator: Acceler
     in ``scope``, and how its serving pod uses them. A cache it has no place for renders nothing (the rules
     CACHE-KIND and CACHE-HUB-SOURCE refuse it)."""
     kind = kind_of(workload)
-    compile_mount, hub_claim, recreate = None, None, False
+    compile_mount, compile_claim, hub_claim, recreate = None, None, None, False
     used = {CacheName.COMPILE: compile_cache(workload, accelerator), CacheName.HUGGINGFACE: hub_cache(workload)}
     for name, volume in used.items():
         if volume is None:
@@ -80,6 +83,9 @@ def cache_volumes(scope: Construct, workload: WorkloadBase, accelerator: Acceler
             compile_mount = Mount(
                 path=kind.compile_cache, volume=k8s.Volume(name="compile-cache", persistent_volume_claim=source)
             )
+            compile_claim = claim
         else:
             hub_claim = claim
-    return CacheVolumes(compile_mount=compile_mount, hub_claim=hub_claim, recreate=recreate)
+    return CacheVolumes(
+        compile_mount=compile_mount, compile_claim=compile_claim, hub_claim=hub_claim, recreate=recreate
+    )

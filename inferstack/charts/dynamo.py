@@ -144,4 +144,5 @@ class DynamoChart(WorkloadChart):
             mounts=loading.mounts,
             init_containers=self.wait_for_model(resolved, refs),
             shm_gib=workload.resources.shm_gib,
+            compilation_cache=self.caches.compile_claim,
         )

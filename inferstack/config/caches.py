@@ -80,9 +80,10 @@ class WorkloadCachesConfig(StrictModel):
     compile: CacheVolumeConfig | None = None
     """Kernels and graphs the engine compiles at start (vLLM: torch.compile, Inductor, Triton, CUDA, FlashInfer —
     everything under its cache root; SGLang: ``SGLANG_CACHE_DIR``, where 0.5.19 points Triton, Inductor, DeepGEMM,
-    FlashInfer and CUDA's JIT caches). A restart then loads what an earlier start compiled. ``vllm`` on GPUs and
-    ``sglang`` only: on Neuron the compiled model persists in the model bucket already (its compile Job). Default
-    none."""
+    FlashInfer and CUDA's JIT caches; Dynamo: its workers' ``VLLM_CACHE_ROOT``, mounted by the operator through
+    ``compilationCache``). A restart then loads what an earlier start compiled. ``vllm`` on GPUs, ``sglang`` and
+    ``dynamo`` (ReadWriteMany: its operator rolls the workers out) only: on Neuron the compiled model persists in
+    the model bucket already (its compile Job). Default none."""
     huggingface: CacheVolumeConfig | None = None
     """The Hugging Face Hub cache (``HF_HOME``) an ``hf`` model source downloads into, instead of an emptyDir: a
     restart finds the weights there (the engine still asks the Hub for the revision, then reads its files from the

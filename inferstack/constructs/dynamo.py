@@ -42,6 +42,11 @@ WORKER_PORTS = {"system": 9090, "nixl": 19090}
 DYNAMO_UID = 1000
 #: Caches of the runtime (vLLM's compile cache, FlashInfer's JIT): a volume, not the image's home.
 DYNAMO_CACHE = "/home/dynamo/.cache"
+#: Where a worker's compilation cache is mounted (``compilationCache.mountPath``): the operator's vLLM default
+#: ``/root/.cache/vllm`` (internal/consts/consts.go:208) is under root's home, which the runtime's uid 1000 cannot
+#: enter; the image makes ``/home/dynamo/.cache/vllm`` its own (vllm_runtime.Dockerfile:111-115). Not
+#: :data:`DYNAMO_CACHE` itself: the operator refuses a second mount at a path ``main`` mounts (graph.go:1877-1878).
+DYNAMO_COMPILE_CACHE = f"{DYNAMO_CACHE}/vllm"
 #: The pinned operator's Dynamo release (its image tag).
 OPERATOR_VERSION = IMAGES["dynamo-operator"].rsplit(":", 1)[1]
 _SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
@@ -97,6 +102,21 @@ def graph_version_problems(graph: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _compilation_cache_mounts(component: DynamoComponentProps) -> list[Mount]:
+    """The compilation cache's mount on ``main`` (the operator adds the same one: name and path equal, it keeps
+    ours — graph.go:1877-1894)."""
+    claim = component.compilation_cache
+    if claim is None:
+        return []
+    if component.type == "frontend":
+        raise check.PropError(
+            f"DynamoComponentProps {component.name!r}: compilation_cache is a vLLM worker's — the frontend compiles "
+            "nothing"
+        )
+    volume = k8s.Volume(name=claim, persistent_volume_claim=k8s.PersistentVolumeClaimVolumeSource(claim_name=claim))
+    return [Mount(path=DYNAMO_COMPILE_CACHE, volume=volume)]
+
+
 _OPERATOR_OWNED = ("serviceAccountName", "automountServiceAccountToken", "priorityClassName")
 
 
@@ -138,6 +158,11 @@ class DynamoComponentProps:
     Default none."""
     shm_gib: float = 8
     """``sharedMemorySize`` (``/dev/shm``), GiB. Default 8 (the operator's)."""
+    compilation_cache: str | None = None
+    """A PersistentVolumeClaim (in the graph's namespace) the operator mounts as the vLLM compile cache
+    (``compilationCache``: at :data:`DYNAMO_COMPILE_CACHE`, ``VLLM_CACHE_ROOT`` pointed there — Dynamo 1.4.0
+    graph.go:1849-1935, backend_vllm.go:117-139). The pod template carries the volume, named after the claim as
+    the operator requires, so the pod's ``fsGroupChangePolicy`` covers it. Workers only. Default none."""
 
     @property
     def ports(self) -> Mapping[str, int]:
@@ -268,7 +293,7 @@ class DynamoGraph(Construct):
             shm_gib=component.shm_gib,
             init_containers=component.init_containers,
             init_mounts=component.init_mounts,
-            mounts=component.mounts,
+            mounts=[*component.mounts, *_compilation_cache_mounts(component)],
         )
         container = k8s.Container(
             name="main",
@@ -297,10 +322,13 @@ class DynamoGraph(Construct):
         spec["volumes"] = [v for v in spec.get("volumes", []) if v["name"] != "shm"]  # sharedMemorySize's
         if props.pull_secrets:
             spec["imagePullSecrets"] = [{"name": secret} for secret in props.pull_secrets]
-        return {
+        rendered: dict[str, Any] = {
             "name": component.name,
             "type": component.type,
             "replicas": component.replicas,
             "sharedMemorySize": f"{component.shm_gib:g}Gi",
             "podTemplate": {"metadata": {"labels": pod_labels}, "spec": spec},
         }
+        if component.compilation_cache is not None:
+            rendered["compilationCache"] = {"pvcName": component.compilation_cache, "mountPath": DYNAMO_COMPILE_CACHE}
+        return rendered

@@ -23,6 +23,9 @@ templates/operator-config.yaml:62-63), so one pod per component here.
   ``shared-memory`` emptyDir (medium Memory, ``sharedMemorySize``, default 8Gi; ``"0"`` none) mounted at
   ``/dev/shm`` on ``main`` only (internal/dynamo/shared_memory.go:27-74); no init container or sidecar of its own
   for single-node components.
+* **compilationCache** (graph.go:1849-1935, backend_vllm.go:117-139; unchanged between e147ceea and 2a6da14): the
+  claim mounted on ``main`` at ``mountPath`` (vLLM's default ``/root/.cache/vllm``), its volume named after the
+  claim unless the template has it, ``VLLM_CACHE_ROOT`` appended after the sorted env (a vLLM worker).
 * **No operator calls** into the pods (it calls only for DynamoModel LoRAs and profiling requests); discovery goes
   through the Kubernetes API (``DYN_DISCOVERY_BACKEND=kubernetes``, api/config/v1alpha1/defaults.go:78-81).
 """
@@ -41,6 +44,8 @@ WORKER_TYPES = ("worker", "prefill", "decode")
 DEFAULT_SHM = "8Gi"
 SHM_PATH = "/dev/shm"  # noqa: S108 - the memory-backed emptyDir the operator mounts
 FRONTEND_PORT, SYSTEM_PORT, NIXL_TELEMETRY_PORT = 8000, 9090, 19090
+#: ``DefaultVLLMCacheMountPoint`` (internal/consts/consts.go:208): a vLLM worker's compilation cache without a path.
+VLLM_CACHE_MOUNT = "/root/.cache/vllm"
 
 
 def _operator_main(kind: str, dynamo_namespace: str, graph: str, namespace: str) -> dict[str, Any]:
@@ -122,6 +127,40 @@ def merge_main(base: Mapping[str, Any], ours: Mapping[str, Any]) -> dict[str, An
     return merged
 
 
+def _is_vllm(main: Mapping[str, Any]) -> bool:
+    """A vLLM worker, as ``determineBackendFramework`` finds it from the command (graph.go:3026-3104)."""
+    return "dynamo.vllm" in " ".join(str(part) for part in [*(main.get("command") or []), *(main.get("args") or [])])
+
+
+def _compilation_cache(cache: Mapping[str, Any], vllm: bool, main: dict[str, Any], spec: dict[str, Any]) -> None:
+    """``compilationCache`` (graph.go:1849-1935, backend_vllm.go:117-139): the claim mounted on ``main`` at
+    ``mountPath`` (a vLLM worker's default :data:`VLLM_CACHE_MOUNT`; other backends have none), a volume named
+    after the claim, and for vLLM ``VLLM_CACHE_ROOT`` appended after the sorted env. What the operator refuses
+    raises ``ValueError``: another mount at the path, a read-only one, a same-named volume that is not the claim."""
+    claim = str(cache["pvcName"])
+    path = cache.get("mountPath") or (VLLM_CACHE_MOUNT if vllm else None)
+    if not path:
+        raise ValueError("compilationCache.mountPath is required for backend framework noop (graph.go:1860-1861)")
+    mounts = main.setdefault("volumeMounts", [])
+    for mount in mounts:
+        if mount.get("mountPath") == path and (mount.get("name") != claim or mount.get("readOnly")):
+            raise ValueError(f"compilationCache: {path} is mounted already by {mount.get('name')!r}")
+    if not any(m.get("name") == claim and m.get("mountPath") == path for m in mounts):
+        mounts.append({"name": claim, "mountPath": path})
+    volumes = spec.setdefault("volumes", [])
+    same = [v for v in volumes if v.get("name") == claim]
+    if not same:
+        volumes.append({"name": claim, "persistentVolumeClaim": {"claimName": claim}})
+    elif (
+        len(same) > 1
+        or (same[0].get("persistentVolumeClaim") or {}).get("claimName") != claim
+        or (same[0]["persistentVolumeClaim"].get("readOnly"))
+    ):
+        raise ValueError(f"compilationCache: volume {claim!r} is not the writable claim {claim!r}")
+    if vllm:
+        main.setdefault("env", []).append({"name": "VLLM_CACHE_ROOT", "value": path})
+
+
 def _component_pod(graph: Mapping[str, Any], component: Mapping[str, Any]) -> dict[str, Any]:
     meta = graph.get("metadata") or {}
     namespace, name = str(meta.get("namespace") or "default"), str(meta["name"])
@@ -139,6 +178,9 @@ def _component_pod(graph: Mapping[str, Any], component: Mapping[str, Any]) -> di
     spec.update({k: v for k, v in ours.items() if v not in (None, "", [], {})})
     spec.setdefault("securityContext", {"fsGroup": 1000})
     spec.setdefault("serviceAccountName", f"{name}-k8s-service-discovery")
+    cache = component.get("compilationCache")
+    if cache:
+        _compilation_cache(cache, worker and _is_vllm(main), container, spec)
     shm = str(component.get("sharedMemorySize") or DEFAULT_SHM)
     if shm != "0":
         spec["volumes"] = [v for v in spec.get("volumes") or [] if v.get("name") != "shared-memory"]

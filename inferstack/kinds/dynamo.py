@@ -6,6 +6,7 @@ from __future__ import annotations
 from inferstack.charts.dynamo import DynamoChart
 from inferstack.config.dynamo import DynamoWorkloadConfig
 from inferstack.config.kinds import KindEndpoint, WorkloadKind
+from inferstack.constructs.dynamo import DYNAMO_COMPILE_CACHE
 from inferstack.plan.dynamo import plan_dynamo, runtime_image
 from inferstack.plan.runtime_paths import DYNAMO_FRONTEND, dynamo_paths
 from inferstack.rules import dynamo, serving
@@ -26,4 +27,5 @@ KIND = WorkloadKind(
     engine_image=runtime_image,
     images=("dynamo-vllm", "dynamo-vllm-efa", "dynamo-frontend"),
     examples=("dynamo-disagg-efa.yaml",),
+    compile_cache=DYNAMO_COMPILE_CACHE,  # mounted by the operator (compilationCache), on the workers
 )

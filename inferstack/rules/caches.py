@@ -5,8 +5,9 @@
 * CACHE-HUB-SOURCE — a Hub cache while the model is not downloaded from the Hub (nothing would fill it), or beside
   the source's ``cache_size_gib`` (the emptyDir it replaces);
 * CACHE-HUB-SIZE — a Hub cache smaller than the checkpoint it downloads (the download fails when it is full);
-* CACHE-SHARED — a ReadWriteOnce cache of a workload that runs more than one pod: pods on other nodes cannot attach
-  it and stay ContainerCreating (``Multi-Attach error``);
+* CACHE-SHARED — a ReadWriteOnce cache of a workload that runs more than one pod, or whose operator rolls its pods
+  out (a new pod before the old one stops): pods on other nodes cannot attach it and stay ContainerCreating
+  (``Multi-Attach error``);
 * CACHE-EFS — a cache on ``inferstack-efs`` without ``storage.efs`` (no file system, no class: the claim stays
   Pending);
 * CACHE-ZONE (warning) — a ReadWriteOnce cache of a workload whose pool spans zones: the volume binds in the zone of
@@ -120,7 +121,12 @@ def check_hub_size(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def _pods_at_once(workload: WorkloadBase) -> str | None:
-    """Why ``workload`` may run more than one serving pod, or None."""
+    """Why ``workload`` may run more than one serving pod holding the cache, or None."""
+    if kind_of(workload).operator_service_ports:
+        return (
+            f"the {workload.kind} operator makes its pods and rolls them out itself (inferstack cannot make it stop "
+            "the old pod first)"
+        )
     scaling = workload.autoscaling
     if scaling is not None and scaling.max_replicas > 1:
         return f"autoscaling scales it to {scaling.max_replicas} replicas"
@@ -143,14 +149,17 @@ def check_shared(config: InferstackConfig) -> Iterator[Finding]:
         why = _pods_at_once(workload)
         if why is None:
             continue
+        shared = f"storage_class: {EFS_STORAGE_CLASS} (with storage.efs) and access_mode: ReadWriteMany"
+        operator = bool(kind_of(workload).operator_service_ports)
         for name, volume in _once(workload):
             yield Finding(
                 rule=SHARED,
                 path=f"{path}.caches.{name.value}.access_mode",
                 message=f"ReadWriteOnce ({volume.storage_class}): one node attaches the volume, but {why} — pods on "
                 "other nodes stay ContainerCreating (Multi-Attach error)",
-                fix="run one replica (replicas: 1, no autoscaling), or give the cache a ReadWriteMany storage_class "
-                "of your own (e.g. the EFS CSI driver's) and access_mode: ReadWriteMany",
+                fix=f"give the cache {shared}"
+                if operator
+                else f"run one replica (replicas: 1, no autoscaling), or give the cache {shared}",
             )
 
 

@@ -151,3 +151,34 @@ def test_a_bad_cache_is_a_config_error_naming_the_field(cache: dict[str, Any], p
 def test_a_small_cache_on_a_class_of_your_own_is_yours_to_size():
     small = {"size_gib": 8, "storage_class": "efs-sc"}
     assert parse_config(config({"model": HF_QWEN, "caches": {"compile": small}})).workloads[0].caches.compile
+
+
+def test_dynamo_workers_get_the_compile_cache_through_the_operator():
+    """The DGD's workers name the claim in ``compilationCache`` at a path under the runtime's home (the operator's
+    vLLM default ``/root/.cache/vllm`` is not the uid 1000's); their pod templates carry the volume under the
+    claim's name (the operator keeps a mount of its name and path), the frontend nothing; the pods the operator
+    makes (gates/dynamo.py) mount it once with ``VLLM_CACHE_ROOT`` there and skip the chown."""
+    from inferstack.gates.dynamo import dynamo_pods
+
+    data = yaml.safe_load((ROOT / "examples" / "dynamo-disagg-efa.yaml").read_text())
+    data["workloads"][0]["caches"] = {"compile": SHARED}
+    objects = render(data)
+    (graph,) = [o for o in objects if o["kind"] == "DynamoGraphDeployment"]
+    claim = "llama-pd-compile-cache"
+    assert claim in claims(objects)
+    by_name = {c["name"]: c for c in graph["spec"]["components"]}
+    assert "compilationCache" not in by_name["frontend"]
+    for role in ("prefill", "decode"):
+        assert by_name[role]["compilationCache"] == {"pvcName": claim, "mountPath": "/home/dynamo/.cache/vllm"}
+    for pod in dynamo_pods([graph]):
+        main = pod["spec"]["containers"][0]
+        cached = [m for m in main.get("volumeMounts", []) if m["name"] == claim]
+        roots = [e["value"] for e in main["env"] if e["name"] == "VLLM_CACHE_ROOT"]
+        if pod["metadata"]["name"].startswith("llama-pd-frontend"):
+            assert not cached and not roots
+            continue
+        assert cached == [{"mountPath": "/home/dynamo/.cache/vllm", "name": claim}]
+        assert roots == ["/home/dynamo/.cache/vllm"]
+        (volume,) = [v for v in pod["spec"]["volumes"] if v["name"] == claim]
+        assert volume["persistentVolumeClaim"] == {"claimName": claim}
+        assert pod["spec"]["securityContext"]["fsGroupChangePolicy"] == "OnRootMismatch"

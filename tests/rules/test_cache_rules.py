@@ -18,7 +18,7 @@ from inferstack.rules import caches, storage
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = {"size_gib": 64}
 #: The kinds that mount each cache (what the registry must say: a kind dropping out fails here).
-COMPILE_KINDS = {"vllm", "sglang"}
+COMPILE_KINDS = {"vllm", "sglang", "dynamo"}
 HUB_KINDS = {"vllm", "sglang", "tgi"}
 
 POOLS = {
@@ -75,7 +75,7 @@ class TestKind:
 
     def test_tgi_has_no_compile_cache(self):
         (finding,) = caches.check_kind(cfg({"kind": "tgi", "model": HF_QWEN, "caches": {"compile": CACHE}}))
-        assert finding.fix == "remove caches.compile (kinds with one: vllm, sglang)"
+        assert finding.fix == "remove caches.compile (kinds with one: vllm, sglang, dynamo)"
 
 
 class TestHubSource:
@@ -159,3 +159,14 @@ class TestEfs:
         once = {**EFS_CACHE, "access_mode": "ReadWriteOnce"}
         config = cfg({"pool": "gpu", "model": HF_QWEN, "caches": {"compile": once}})
         assert list(caches.check_zone(config)) == []
+
+
+def test_an_operator_that_rolls_its_pods_out_needs_a_shared_cache():
+    """Dynamo's operator makes the worker Deployments: inferstack cannot give them Recreate, so even one worker's
+    ReadWriteOnce cache would block its rollout."""
+    config = _example("dynamo-disagg-efa.yaml")
+    once = with_changes(config, {"workloads[0].caches.compile": CACHE})
+    (finding,) = caches.check_shared(once)
+    assert "dynamo operator" in finding.message and finding.fix.startswith("give the cache storage_class: inferstack")
+    shared = {"size_gib": 64, "storage_class": "inferstack-efs", "access_mode": "ReadWriteMany"}
+    assert list(caches.check_shared(with_changes(config, {"workloads[0].caches.compile": shared}))) == []
