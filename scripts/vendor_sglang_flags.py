@@ -1,7 +1,10 @@
 """Vendor SGLang's ``launch_server`` flag list from a release wheel into compact catalog data.
 
 SGLang's parser cannot be imported without torch and the CUDA kernels, so the list is read from the source, the way
-the parser builds it (sglang 0.5.19, ``sglang/srt/server_args.py`` and ``sglang/srt/arg_groups/arg_utils.py``):
+the parser builds it (sglang 0.5.19, ``sglang/srt/server_args.py`` and ``sglang/srt/arg_groups/arg_utils.py``; from
+0.5.20 the fields live in the ``sglang/srt/arg_groups/fields/`` classes that ``server_args.py``'s
+``_INPUT_NAMESPACES`` lists and ``collect_input_fields`` assembles into ``ServerArgs``, read the same way — read in
+the 0.5.20 to 0.5.23 wheels):
 
 * every ``ServerArgs`` field annotated ``A[T, Arg(...)]`` or ``A[T, "help"]`` (``add_cli_args_from_dataclass``): the
   flag ``Arg.cli_name`` or ``--<field-name>`` with ``_`` → ``-``, plus ``Arg.aliases``; ``no_cli`` fields are left
@@ -13,7 +16,8 @@ the parser builds it (sglang 0.5.19, ``sglang/srt/server_args.py`` and ``sglang/
   ``--config``): a ``DeprecatedAction`` with an ``error_message`` stops the server (``parser.error``), so it is left
   out; the other ``Deprecated…`` actions still work and are marked ``deprecated``; their ``nargs`` as the action
   classes define them (``sglang/srt/arg_groups/argparse_actions.py``: 0 for ``DeprecatedAction``,
-  ``DeprecatedStoreTrueAction`` and ``DeprecatedStoreConstAction``, the call's own for ``DeprecatedAliasStoreAction``).
+  ``DeprecatedStoreTrueAction`` and ``DeprecatedStoreConstAction``, the call's own for ``DeprecatedAliasStoreAction``),
+  unless the call passes ``nargs`` itself (which the action takes over its class's).
 
 SGLang's parser is a plain ``argparse.ArgumentParser``: ``_`` and ``-`` are not interchangeable (``"argparse":
 "plain"`` in the data). Output: ``inferstack/catalog/engine_flag_data/sglang-<version>.json``, in the vLLM lists'
@@ -140,10 +144,12 @@ def _manual_flags(function: ast.FunctionDef) -> dict[str, dict[str, Any]]:
         spec: dict[str, Any] = {}
         if len(names) > 1:
             spec["aliases"] = names[1:]
-        if action in NO_VALUE_ACTIONS or action in ("'store_true'", "'store_false'"):
+        if "nargs" in keywords:  # an explicit nargs overrides the action class's (0.5.23's --monokernel-backend:
+            spec["nargs"] = _literal(keywords["nargs"])  # DeprecatedStoreConstAction with nargs=None, choices=["amd"])
+        elif action in NO_VALUE_ACTIONS or action in ("'store_true'", "'store_false'"):
             spec["nargs"] = 0
         else:
-            spec["nargs"] = _literal(keywords["nargs"]) if "nargs" in keywords else None
+            spec["nargs"] = None
         choices = _literal(keywords["choices"]) if "choices" in keywords else None
         if choices and spec["nargs"] != 0:
             spec["choices"] = list(choices)
@@ -153,21 +159,62 @@ def _manual_flags(function: ast.FunctionDef) -> dict[str, dict[str, Any]]:
     return flags
 
 
-def extract(source: str) -> dict[str, dict[str, Any]]:
-    """Every flag ``ServerArgs.add_cli_args`` registers, keyed by its primary spelling."""
-    tree = ast.parse(source)
-    (server_args,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs"]
+def _class_flags(body: list[ast.stmt]) -> dict[str, dict[str, Any]]:
+    """The flags of the ``A[T, …]`` fields declared in a class body."""
     flags: dict[str, dict[str, Any]] = {}
-    for node in server_args.body:
+    for node in body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             annotation = node.annotation
             if isinstance(annotation, ast.Subscript) and ast.unparse(annotation.value) in ("A", "Annotated"):
                 found = _field_flag(node.target.id, annotation)
                 if found is not None:
                     flags[found[0]] = found[1]
+    return flags
+
+
+def input_namespaces(tree: ast.Module) -> list[tuple[str, str]]:
+    """``(class, module path in the wheel)`` of each class of ``_INPUT_NAMESPACES`` (from 0.5.20 the fields live in
+    ``sglang/srt/arg_groups/fields/`` classes that ``collect_input_fields`` assembles into ``ServerArgs``), from
+    the ``from sglang.srt.arg_groups.fields.<m> import …`` lines; none in a release that declares them in
+    ``ServerArgs`` itself (0.5.19)."""
+    listed: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(ast.unparse(t) == "_INPUT_NAMESPACES" for t in node.targets):
+            assert isinstance(node.value, ast.List | ast.Tuple)
+            listed = [ast.unparse(element) for element in node.value.elts]
+    modules: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sglang.srt.arg_groups.fields."):
+            for alias in node.names:
+                modules[alias.asname or alias.name] = node.module.replace(".", "/") + ".py"  # type: ignore[union-attr]
+    missing = [name for name in listed if name not in modules]
+    if missing:
+        raise SystemExit(f"_INPUT_NAMESPACES names {missing}, imported from no arg_groups.fields module")
+    return [(name, modules[name]) for name in listed]
+
+
+def extract(source: str, modules: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """Every flag ``ServerArgs.add_cli_args`` registers, keyed by its primary spelling: the fields of ``ServerArgs``
+    and of its input namespaces (``modules``: path → source of each namespace class's module), then its manual
+    ``add_argument`` calls (which win, as argparse would refuse a second registration)."""
+    tree = ast.parse(source)
+    (server_args,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs"]
+    flags: dict[str, dict[str, Any]] = {}
+    for name, path in input_namespaces(tree):
+        if modules is None or path not in modules:
+            raise SystemExit(f"namespace {name}: its module {path} was not read")
+        module = ast.parse(modules[path])
+        (cls,) = [n for n in module.body if isinstance(n, ast.ClassDef) and n.name == name]
+        flags.update(_class_flags(cls.body))
+    flags.update(_class_flags(server_args.body))
     (add_cli_args,) = [n for n in server_args.body if isinstance(n, ast.FunctionDef) and n.name == "add_cli_args"]
     flags.update(_manual_flags(add_cli_args))
     return dict(sorted(flags.items()))
+
+
+def _namespace_provenance(modules: dict[str, bytes]) -> dict[str, Any]:
+    """``namespace_sources`` (each namespace module's sha256) for a release that has them (0.5.20+)."""
+    return {"namespace_sources": {p: hashlib.sha256(t).hexdigest() for p, t in modules.items()}} if modules else {}
 
 
 def render(wheel: Path) -> tuple[str, str]:
@@ -178,13 +225,15 @@ def render(wheel: Path) -> tuple[str, str]:
     version = match.group(1)
     with zipfile.ZipFile(wheel) as archive:
         source = archive.read(SOURCE)
-    flags = extract(source.decode("utf-8"))
+        paths = sorted({path for _, path in input_namespaces(ast.parse(source))})
+        modules = {path: archive.read(path) for path in paths}
+    flags = extract(source.decode("utf-8"), {path: text.decode("utf-8") for path, text in modules.items()})
     missing = sorted(_RENDERED - {s for name, spec in flags.items() for s in (name, *spec.get("aliases", ()))})
     if missing:
         raise SystemExit(
             f"{wheel.name}: the flags inferstack renders are not all found ({', '.join(missing)}): this release's "
-            "parser is laid out otherwise than 0.5.19's (from 0.5.20 the fields live in sglang/srt/arg_groups/fields/"
-            "…), which this script reads — nothing written"
+            "parser is laid out otherwise than those this script reads (0.5.19's ServerArgs fields, 0.5.20's "
+            "arg_groups/fields namespaces) — nothing written"
         )
     data = {
         "argparse": "plain",
@@ -193,6 +242,7 @@ def render(wheel: Path) -> tuple[str, str]:
             "method": "scripts/vendor_sglang_flags.py: read from the source (the parser needs torch to import)",
             "source": SOURCE,
             "source_sha256": hashlib.sha256(source).hexdigest(),
+            **_namespace_provenance(modules),
             "wheel": wheel.name,
             "wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
         },

@@ -94,7 +94,7 @@ def test_extra_args_are_checked_against_the_release(extra_args, field, named):
 
 def test_known_flags_pass_and_another_release_is_not_judged():
     assert parse_config(_sglang(["--enable-hierarchical-cache", "--max-loras-per-batch", "4"]))
-    assert parse_config(_sglang(["--a-flag-of-the-next-release"], image="docker.io/lmsysorg/sglang:v0.5.20-cu129"))
+    assert parse_config(_sglang(["--a-flag-of-the-next-release"], image="docker.io/lmsysorg/sglang:v0.5.99-cu130"))
 
 
 @pytest.mark.parametrize(
@@ -118,16 +118,57 @@ def test_a_checked_release_is_not_warned_about():
 
     checked = evaluate(parse_config(_sglang(["--enable-hierarchical-cache"])))
     assert not [f for f in checked.warnings if f.rule == "ENGINE-FLAGS-UNVERIFIED"]
-    other = evaluate(parse_config(_sglang(["--x"], image="docker.io/lmsysorg/sglang:v0.5.20-cu129")))
+    other = evaluate(parse_config(_sglang(["--x"], image="docker.io/lmsysorg/sglang:v0.5.99-cu130")))
     assert [f.path for f in other.warnings if f.rule == "ENGINE-FLAGS-UNVERIFIED"] == ["workloads[0].engine.extra_args"]
 
 
-#: The wheel the list was read from, where a maintainer downloaded it (``pip download sglang==0.5.19 --no-deps``).
-WHEEL = Path(os.environ.get("INFERSTACK_SGLANG_WHEEL", "/tmp/sgl/sglang-0.5.19-cp311-cp311-manylinux_2_34_x86_64.whl"))
+@pytest.mark.parametrize(
+    ("version", "flag", "listed"),
+    [
+        ("0.5.19", "--cuda-graph-bs", True),  # gone in 0.5.20 (the fields moved to arg_groups/fields/)
+        ("0.5.20", "--cuda-graph-bs", False),
+        ("0.5.22", "--enable-paged-experts", False),  # new in 0.5.23
+        ("0.5.23", "--enable-paged-experts", True),
+    ],
+)
+def test_each_vendored_release_checks_its_own_flags(version, flag, listed):
+    image = f"docker.io/lmsysorg/sglang:v{version}-cu130"
+    if listed:
+        assert parse_config(_sglang([flag, "1"] if flag == "--cuda-graph-bs" else [flag], image=image))
+        return
+    with pytest.raises(ConfigError) as raised:
+        parse_config(_sglang([flag, "1"] if flag == "--cuda-graph-bs" else [flag], image=image))
+    assert f"workloads[0].engine.extra_args[0]: {flag} is not a flag of SGLang {version}" in str(raised.value)
 
 
-@pytest.mark.skipif(not WHEEL.is_file(), reason="the sglang 0.5.19 wheel is not here (set INFERSTACK_SGLANG_WHEEL)")
-def test_the_vendored_list_is_what_the_script_reads_from_the_wheel():
+#: Where a maintainer downloaded the wheels the lists were read from (``pip download sglang==<version> --no-deps``).
+WHEELS = Path(os.environ.get("INFERSTACK_SGLANG_WHEELS", "/tmp/sglw"))
+VENDORED = ("0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
+
+
+def _wheel(version: str) -> Path:
+    name = f"sglang-{version}-cp311-cp311-manylinux_2_34_x86_64.whl"
+    found = [p for p in (WHEELS / name, Path("/tmp/sgl") / name) if p.is_file()]
+    return found[0] if found else WHEELS / name
+
+
+@pytest.mark.parametrize("version", VENDORED)
+def test_the_vendored_list_is_what_the_script_reads_from_the_wheel(version):
+    wheel = _wheel(version)
+    if not wheel.is_file():
+        pytest.skip(f"the sglang {version} wheel is not here (set INFERSTACK_SGLANG_WHEELS)")
     script = ROOT / "scripts" / "vendor_sglang_flags.py"
-    result = subprocess.run([sys.executable, str(script), str(WHEEL), "--check"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, str(script), str(wheel), "--check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_vendored_release_is_checked_against_its_wheel():
+    assert set(SGLANG_VERSIONS) == set(VENDORED)
+
+
+def test_a_retired_valued_flag_keeps_its_value_and_choices():
+    """0.5.23's ``--monokernel-backend``: a ``DeprecatedStoreConstAction`` (nargs 0 by its class) given ``nargs=None``
+    and ``choices=["amd"]`` takes one value (found by rebuilding the real parser with stubbed imports)."""
+    flag = sglang_flags("0.5.23").spec("--monokernel-backend")
+    assert flag is not None and flag.nargs is None and flag.choices == ("amd",)
+    assert parse_config(_sglang(["--monokernel-backend", "amd"], image="docker.io/lmsysorg/sglang:v0.5.23-cu130"))

@@ -123,7 +123,7 @@ def test_model_fit_judges_the_tightest_instance_of_a_mixed_pool():
 
 #: A release of each engine with no vendored flag list (an image of another release).
 UNLISTED = {
-    "sglang": {"workloads[0].image": "docker.io/lmsysorg/sglang:v0.5.20-cu129"},
+    "sglang": {"workloads[0].image": "docker.io/lmsysorg/sglang:v0.5.99-cu130"},
     "tgi": {"workloads[0].image": "ghcr.io/huggingface/text-generation-inference:3.3.8"},
 }
 
