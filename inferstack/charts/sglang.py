@@ -18,10 +18,14 @@ from inferstack.plan import ResolvedWorkload
 
 PORT = 30000
 HOME = "/home/sglang"
+#: The serving user's cache root (``~/.cache``): a compile cache is mounted here, not at :data:`SGLANG_CACHE_DIR`
+#: itself — the runtime would create the missing ``~/.cache`` for a nested mount owned by root, and what else
+#: writes there (Hugging Face's module cache, torch extensions, outlines) would fail for the serving uid.
+SGLANG_CACHE_ROOT = f"{HOME}/.cache"
 #: ``SGLANG_CACHE_DIR``: SGLang 0.5.19 points Triton, Inductor, DeepGEMM, FlashInfer and CUDA's JIT caches under it
 #: when it is imported (``sglang/__init__.py`` → ``environ.redirect_third_party_caches``), and its torch.compile
-#: backend keeps its graphs there (``srt/compilation/backend.py``): the one directory a compile cache mounts.
-SGLANG_CACHE_DIR = f"{HOME}/.cache/sglang"
+#: backend keeps its graphs there (``srt/compilation/backend.py``).
+SGLANG_CACHE_DIR = f"{SGLANG_CACHE_ROOT}/sglang"
 #: What autoscaling scales on: SGLang's waiting requests (needs ``--enable-metrics``, always passed). With priority
 #: scheduling the total is the ``priority=""`` series and each priority has its own (metrics_collector.py
 #: ``_log_gauge_queue_count``, 0.5.19 wheel): the matcher keeps the sum to the totals (it also matches a series

@@ -97,7 +97,8 @@ class WorkloadKind:
     """Files under ``examples/`` that show it. Default none."""
     compile_cache: str | None = None
     """The directory of its serving container under which the engine keeps every compile cache (``caches.compile``
-    is mounted there). None: ``caches.compile`` is refused for it. Default None."""
+    is mounted there): a directory whose parent is a volume's root (the pod's writable HOME), so the runtime creates
+    no root-owned directory on the way. None: ``caches.compile`` is refused for it. Default None."""
     hub_cache: bool = False
     """Its serving container reads an ``hf`` model from the model source's ``HF_HOME`` (``caches.huggingface``
     replaces that emptyDir). Default False: ``caches.huggingface`` is refused for it."""

@@ -117,6 +117,15 @@ def _compilation_cache_mounts(component: DynamoComponentProps) -> list[Mount]:
     return [Mount(path=DYNAMO_COMPILE_CACHE, volume=volume)]
 
 
+#: What a compilation cache also holds besides ``VLLM_CACHE_ROOT`` (the operator's; vLLM moves Inductor and Triton
+#: under it): FlashInfer's JIT workspace (its base; FlashInfer appends ``.cache/flashinfer``) and CUDA's JIT cache,
+#: which would otherwise stay in the ``home`` emptyDir.
+COMPILATION_CACHE_ENV = {
+    "FLASHINFER_WORKSPACE_BASE": DYNAMO_COMPILE_CACHE,
+    "CUDA_CACHE_PATH": f"{DYNAMO_COMPILE_CACHE}/nv",
+}
+
+
 _OPERATOR_OWNED = ("serviceAccountName", "automountServiceAccountToken", "priorityClassName")
 
 
@@ -301,7 +310,14 @@ class DynamoGraph(Construct):
             command=list(component.command),
             args=list(component.args) or None,
             ports=[k8s.ContainerPort(name=n, container_port=p) for n, p in component.ports.items()],
-            env=list(component.env) or None,
+            env=[
+                *component.env,
+                *(
+                    k8s.EnvVar(name=k, value=v)
+                    for k, v in (COMPILATION_CACHE_ENV.items() if component.compilation_cache else ())
+                ),
+            ]
+            or None,
             resources=k8s.ResourceRequirements(
                 requests={k: k8s.Quantity.from_string(v) for k, v in component.requests.items()},
                 limits={k: k8s.Quantity.from_string(v) for k, v in component.limits.items()},

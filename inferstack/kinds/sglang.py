@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from inferstack.catalog.images import IMAGE_FACTS
-from inferstack.charts.sglang import SGLANG_CACHE_DIR, SglangChart
+from inferstack.charts.sglang import SGLANG_CACHE_ROOT, SglangChart
 from inferstack.config.kinds import KindEndpoint, WorkloadKind
 from inferstack.config.sglang import SglangWorkloadConfig
 from inferstack.plan.engines import plan_sglang
@@ -23,6 +23,6 @@ KIND = WorkloadKind(
     engine_image=lambda workload, accelerator: workload.image_for(),
     images=("sglang",),
     examples=("sglang-structured.yaml", "litellm-gateway.yaml"),
-    compile_cache=SGLANG_CACHE_DIR,
+    compile_cache=SGLANG_CACHE_ROOT,
     hub_cache=True,
 )

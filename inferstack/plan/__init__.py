@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
-from inferstack.catalog.kubernetes import EFS_STORAGE_CLASS, MODEL_CACHE_STORAGE_CLASS
+from inferstack.catalog.kubernetes import EFS_STORAGE_CLASS, GP3_STORAGE_CLASS, MODEL_CACHE_STORAGE_CLASS
 from inferstack.config.alerts import AlertTargets
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig, Taint
 from inferstack.config.kinds import kind_of
@@ -210,8 +210,8 @@ def workload_plan(
 ) -> ResolvedWorkload:
     """What every kind's plan shares: the pool, the model-sync Job and writer identity, and the operators the
     workload's objects need — its kind's (registry) and ``operators``, plus Prometheus for ``monitoring`` and the
-    ``inferstack-model-cache`` or ``inferstack-efs`` StorageClass for caches on them. ``compiles``: a Job writes
-    compiled artifacts to the prefix (the writer role exists). Default False."""
+    StorageClasses its caches name (``inferstack-model-cache``, ``inferstack-gp3``, ``inferstack-efs``).
+    ``compiles``: a Job writes compiled artifacts to the prefix (the writer role exists). Default False."""
     needed = {*kind_of(workload).operators, *operators}
     if workload.monitoring:
         needed.add("prometheus")
@@ -219,6 +219,8 @@ def workload_plan(
     classes = {volume.storage_class for volume in used if volume is not None}
     if MODEL_CACHE_STORAGE_CLASS in classes:
         needed.add("model-cache")  # the classes its cache claims name
+    if GP3_STORAGE_CLASS in classes:
+        needed.add("gp3-storage")
     if EFS_STORAGE_CLASS in classes:
         needed.add("efs-storage")
     models: list[ResolvedModel] = []

@@ -62,7 +62,14 @@ def workloads_plan(config: InferstackConfig) -> WorkloadsPlan:
         workloads=workloads,
         namespaces=tuple(namespaces_to_create(config)),
         flows=network_flows(config),
-        operators=tuple(sorted({name for workload in workloads for name in workload.operators})),
+        operators=tuple(
+            sorted(
+                {name for workload in workloads for name in workload.operators}
+                # the EFS class lives as long as the file system: removing and re-adding a cache that names it
+                # must not find it gone, nor re-adding storage.efs find it naming the old file system
+                | ({"efs-storage"} if config.storage.efs is not None else set())
+            )
+        ),
         kubernetes_version=config.cluster.kubernetes_version,
         observability=config.observability,
         knative=knative_serving(config),

@@ -11,7 +11,7 @@
 * CACHE-EFS — a cache on ``inferstack-efs`` without ``storage.efs`` (no file system, no class: the claim stays
   Pending);
 * CACHE-ZONE (warning) — a ReadWriteOnce cache of a workload whose pool spans zones: the volume binds in the zone of
-  the first pod, and every later pod can only run there (not on ``inferstack-efs``: EFS is regional).
+  the first pod, and every later pod can only run there (``inferstack-efs``, regional, is ReadWriteMany only).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from inferstack.config.caches import CacheAccessMode, CacheName, CacheVolumeConf
 from inferstack.config.kinds import KINDS, kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import ModelSourceType, WorkloadBase
+from inferstack.plan.caches import compile_cache, hub_cache
 from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.rules.storage import CACHE_HEADROOM
 
@@ -42,12 +43,22 @@ def _cached(config: InferstackConfig) -> Iterator[tuple[str, WorkloadBase]]:
             yield f"workloads[{index}]", workload
 
 
+def _used(config: InferstackConfig, workload: WorkloadBase) -> list[tuple[CacheName, CacheVolumeConfig]]:
+    """The caches ``workload``'s kind puts to use (:mod:`inferstack.plan.caches`): the rules below judge only those
+    (CACHE-KIND and CACHE-HUB-SOURCE refuse the others, and their volumes are never rendered)."""
+    accelerator = config.pool(workload.pool).accelerator
+    used = ((CacheName.COMPILE, compile_cache(workload, accelerator)), (CacheName.HUGGINGFACE, hub_cache(workload)))
+    return [(name, volume) for name, volume in used if volume is not None]
+
+
 def _kinds_with(cache: CacheName) -> str:
+    """The registered kinds that mount ``cache``, for a fix text."""
     names = [k.name for k in KINDS.values() if (k.compile_cache if cache is CacheName.COMPILE else k.hub_cache)]
     return ", ".join(names) or "none"
 
 
 def check_kind(config: InferstackConfig) -> Iterator[Finding]:
+    """CACHE-KIND: each cache is one the workload's kind mounts on its pool's accelerator."""
     for path, workload in _cached(config):
         kind = kind_of(workload)
         if workload.caches.compile is not None:
@@ -78,6 +89,8 @@ def check_kind(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_hub_source(config: InferstackConfig) -> Iterator[Finding]:
+    """CACHE-HUB-SOURCE: a Hub cache caches the primary model's Hub download, and replaces the emptyDir the source's
+    ``cache_size_gib`` sizes."""
     for path, workload in _cached(config):
         if workload.caches.huggingface is None or not kind_of(workload).hub_cache:
             continue
@@ -101,13 +114,12 @@ def check_hub_source(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_hub_size(config: InferstackConfig) -> Iterator[Finding]:
+    """CACHE-HUB-SIZE: a Hub cache holds the checkpoint (+5 %); not on EFS, which grows as needed."""
     for path, workload in _cached(config):
-        cache = workload.caches.huggingface
-        if cache is None or not kind_of(workload).hub_cache:
+        cache = hub_cache(workload)
+        if cache is None or cache.storage_class == EFS_STORAGE_CLASS:
             continue
         _, model = workload.model_entries[0]
-        if model.source.type is not ModelSourceType.HF:
-            continue
         weights = model.arch.weights_gib
         needed = weights * (1 + CACHE_HEADROOM)
         if cache.size_gib < needed:
@@ -116,7 +128,8 @@ def check_hub_size(config: InferstackConfig) -> Iterator[Finding]:
                 path=f"{path}.caches.huggingface.size_gib",
                 message=f"{cache.size_gib} GiB cannot hold the {weights:.0f} GiB checkpoint of {model.id}: the "
                 "download fails when the volume is full",
-                fix=f"set size_gib ≥ {int(needed) + 1}",
+                fix=f"set size_gib ≥ {int(needed) + 1} (the cache keeps each revision it downloaded: twice that "
+                "leaves room for a model or revision change)",
             )
 
 
@@ -138,20 +151,22 @@ def _pods_at_once(workload: WorkloadBase) -> str | None:
     return None
 
 
-def _once(workload: WorkloadBase) -> Iterator[tuple[CacheName, CacheVolumeConfig]]:
-    for name, volume in workload.caches.items():
+def _once(config: InferstackConfig, workload: WorkloadBase) -> Iterator[tuple[CacheName, CacheVolumeConfig]]:
+    """The ReadWriteOnce caches ``workload`` puts to use."""
+    for name, volume in _used(config, workload):
         if volume.access_mode is CacheAccessMode.READ_WRITE_ONCE:
             yield name, volume
 
 
 def check_shared(config: InferstackConfig) -> Iterator[Finding]:
+    """CACHE-SHARED: a ReadWriteOnce cache serves one pod of a Deployment inferstack makes."""
     for path, workload in _cached(config):
         why = _pods_at_once(workload)
         if why is None:
             continue
         shared = f"storage_class: {EFS_STORAGE_CLASS} (with storage.efs) and access_mode: ReadWriteMany"
         operator = bool(kind_of(workload).operator_service_ports)
-        for name, volume in _once(workload):
+        for name, volume in _once(config, workload):
             yield Finding(
                 rule=SHARED,
                 path=f"{path}.caches.{name.value}.access_mode",
@@ -164,10 +179,11 @@ def check_shared(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_efs(config: InferstackConfig) -> Iterator[Finding]:
+    """CACHE-EFS: a cache on ``inferstack-efs`` has the file system and class ``storage.efs`` creates."""
     if config.storage.efs is not None:
         return
     for path, workload in _cached(config):
-        for name, volume in workload.caches.items():
+        for name, volume in _used(config, workload):
             if volume.storage_class == EFS_STORAGE_CLASS:
                 yield Finding(
                     rule=EFS,
@@ -180,15 +196,14 @@ def check_efs(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_zone(config: InferstackConfig) -> Iterator[Finding]:
+    """CACHE-ZONE (warning): a ReadWriteOnce cache's zone is chosen (its pool is pinned to one), not incidental."""
     if config.network.az_count < 2:
         return
     for path, workload in _cached(config):
         pool = config.pool(workload.pool)
         if pool.availability_zone is not None:
             continue
-        for name, volume in _once(workload):
-            if volume.storage_class == EFS_STORAGE_CLASS:
-                continue  # EFS is regional: a claim on it binds in no zone
+        for name, _ in _once(config, workload):  # inferstack-efs is ReadWriteMany (and regional) only
             yield Finding(
                 rule=ZONE,
                 path=f"{path}.caches.{name.value}",

@@ -158,7 +158,8 @@ class ModelCacheStorageClassChart(cdk8s.Chart):
     1,000 MiB/s — gp3's maxima below 4 TiB; the default 3,000 / 125 MiB/s would take ~18 minutes to read 140 GB),
     encrypted, ``Retain`` (a deleted cache's volume stays: nothing downloaded is lost by an update),
     ``WaitForFirstConsumer`` (created in the zone of the caching Job's node), expandable. EBS allows at most 500 IOPS
-    per GiB, so volumes are ≥ 32 GiB."""
+    per GiB, so volumes are ≥ 32 GiB. Applied with ``overwrite`` (it is durable: a config that needs it again finds
+    it on the cluster)."""
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id, disable_resource_name_hashes=True)
@@ -195,16 +196,25 @@ class EfsStorageClassChart(cdk8s.Chart):
                 "directoryPerms": "700",
                 "uid": str(SERVING_UID),
                 "gid": str(SERVING_UID),
+                # one directory per claim, found again by a claim of the same name (a cache taken out of the
+                # config and put back, a workload re-created): no UUID appended
+                "subPathPattern": "${.PVC.namespace}/${.PVC.name}",
+                "ensureUniqueDirectory": "false",
             },
             reclaim_policy="Retain",
             volume_binding_mode="Immediate",
+            # EFS ignores the size a claim asks for; growing it must not be refused by the API server
+            allow_volume_expansion=True,
         )
 
 
 def add_efs_storage_class(scope: Construct, cluster: eks.ICluster, file_system_id: str) -> Construct:
-    """The ``inferstack-efs`` StorageClass of ``file_system_id`` (kept when no workload uses it any more)."""
+    """The ``inferstack-efs`` StorageClass of ``file_system_id``, as long as ``storage.efs`` is set: applied (an
+    existing one is updated, not refused) and deleted with the file system's removal from the config (a deleted
+    StorageClass leaves its bound volumes alone; its parameters cannot change in place, so a new file system needs
+    a new class)."""
     chart = EfsStorageClassChart(cdk8s.App(), "efs-storage", file_system_id)
-    return add_chart_manifest(scope, "EfsStorageClass", cluster, chart, durable=True)
+    return add_chart_manifest(scope, "EfsStorageClass", cluster, chart, overwrite=True)
 
 
 def nim_operator_values() -> dict[str, Any]:
@@ -225,9 +235,10 @@ def nim_operator_values() -> dict[str, Any]:
 def add_model_cache_storage(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan) -> Construct:
     """The ``inferstack-model-cache`` StorageClass (NIM caches, Ollama's models), after the EBS CSI add-on unless
     ``install_ebs_csi_driver`` is off (the add-on is created once per stack, shared with Prometheus' volume)."""
-    storage = add_chart_manifest(
-        scope, "ModelCacheStorageClass", cluster, ModelCacheStorageClassChart(cdk8s.App(), "model-cache"), durable=True
-    )
+    # durable (kept when no workload needs it any more), so applied rather than created: a workload that needs it
+    # again must find it there, not fail on "already exists"
+    chart = ModelCacheStorageClassChart(cdk8s.App(), "model-cache")
+    storage = add_chart_manifest(scope, "ModelCacheStorageClass", cluster, chart, durable=True, overwrite=True)
     if plan.observability.install_ebs_csi_driver:
         storage.node.add_dependency(add_ebs_csi_addon(scope, cluster))
     return storage

@@ -17,6 +17,7 @@ from tests.synth import ROOT
 
 CACHE = {"size_gib": 64}
 SHARED = {"size_gib": 64, "storage_class": "efs-sc", "access_mode": "ReadWriteMany"}
+EFS = {"size_gib": 64, "storage_class": "inferstack-efs", "access_mode": "ReadWriteMany"}
 GPU = {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"], "availability_zone": 0}]}
 HF_QWEN = {"id": "Qwen/Qwen3-8B", "source": {"type": "hf"}}
 
@@ -64,8 +65,9 @@ class TestVllm:
         assert spec == {
             "accessModes": ["ReadWriteOnce"],
             "resources": {"requests": {"storage": "64Gi"}},
-            "storageClassName": "inferstack-model-cache",
+            "storageClassName": "inferstack-gp3",  # small files read once: gp3's baseline, not 16,000 IOPS
         }
+        assert found["w-hf-cache"]["spec"]["storageClassName"] == "inferstack-model-cache"  # the weights, each start
         assert found["w-hf-cache"]["metadata"]["namespace"] == "llm"
 
     def test_the_compile_cache_holds_every_cache_the_engine_writes(self, vllm):
@@ -86,13 +88,36 @@ class TestVllm:
         context = deployment(vllm)["spec"]["template"]["spec"]["securityContext"]
         assert context["fsGroup"] == 1000 and context["fsGroupChangePolicy"] == "OnRootMismatch"
 
-    def test_the_plan_installs_the_storage_class_the_claims_name(self):
-        data = config({"model": HF_QWEN, "caches": {"compile": CACHE}})
+    def test_the_plan_installs_the_storage_classes_the_claims_name(self):
+        data = config({"model": HF_QWEN, "caches": {"compile": CACHE, "huggingface": CACHE}})
         (workload,) = workloads_plan(parse_config(data)).workloads
-        assert "model-cache" in workload.operators
+        assert {"model-cache", "gp3-storage"} <= workload.operators
         data = config({"model": HF_QWEN, "caches": {"compile": SHARED}})
         (workload,) = workloads_plan(parse_config(data)).workloads
-        assert "model-cache" not in workload.operators
+        assert not {"model-cache", "gp3-storage", "efs-storage"} & workload.operators
+        data = config({"model": HF_QWEN, "caches": {"compile": EFS}})
+        data["storage"] = {"efs": {}}
+        (workload,) = workloads_plan(parse_config(data)).workloads
+        assert "efs-storage" in workload.operators
+
+
+def test_the_efs_class_lives_as_long_as_storage_efs():
+    """Not only while a cache names it: a cache taken out and put back must find it there."""
+    data = config({"model": HF_QWEN})
+    data["storage"] = {"efs": {}}
+    assert "efs-storage" in workloads_plan(parse_config(data)).operators
+
+
+def test_every_cache_mount_sits_on_a_volume_root():
+    """A mount nested in a directory no volume provides makes the runtime create that directory, owned by root:
+    the serving uid could no longer write beside the mount (SGLang's ``~/.cache`` before the mount moved up)."""
+    for kind in ("vllm", "sglang"):
+        dep = deployment(render(config({"kind": kind, "model": HF_QWEN, "caches": {"compile": CACHE}})))
+        paths = set(mounts(dep))
+        for path in paths:
+            parent = path.rsplit("/", 1)[0] or "/"
+            nested = [p for p in paths if path.startswith(p + "/")]
+            assert not nested or parent in paths, (kind, path, nested)
 
 
 def test_a_shared_cache_keeps_the_rolling_update():
@@ -110,10 +135,12 @@ def test_without_caches_nothing_changes():
     assert "fsGroupChangePolicy" not in dep["spec"]["template"]["spec"]["securityContext"]
 
 
-def test_sglang_mounts_its_compile_cache_at_its_cache_dir():
+def test_sglang_mounts_its_compile_cache_at_its_cache_root():
+    """``~/.cache`` itself: SGLANG_CACHE_DIR (where 0.5.19 puts every JIT cache) lies inside it."""
     objects = render(config({"kind": "sglang", "model": HF_QWEN, "caches": {"compile": CACHE}}))
     dep = deployment(objects)
-    assert mounts(dep)[env(dep)["SGLANG_CACHE_DIR"]] == "w-compile-cache"
+    assert mounts(dep)["/home/sglang/.cache"] == "w-compile-cache"
+    assert env(dep)["SGLANG_CACHE_DIR"].startswith("/home/sglang/.cache/")
     assert dep["spec"]["strategy"] == {"type": "Recreate"}
 
 
@@ -134,16 +161,27 @@ def test_a_cache_its_kind_does_not_use_renders_nothing():
 @pytest.mark.parametrize(
     ("cache", "path", "words"),
     [
-        ({"size_gib": 20}, "workloads[0].caches.compile.size_gib", "at least 32 GiB"),
-        ({"size_gib": 64, "access_mode": "ReadWriteMany"}, "workloads[0].caches.compile.access_mode", "EFS"),
+        ({"size_gib": 20}, "workloads[0].caches.huggingface.size_gib", "at least 32 GiB"),
+        ({"size_gib": 64, "access_mode": "ReadWriteMany"}, "workloads[0].caches.compile.access_mode", "storage.efs"),
+        (
+            {"size_gib": 64, "storage_class": "inferstack-efs"},
+            "workloads[0].caches.compile.access_mode",
+            "ReadWriteMany",
+        ),
+        (
+            {"size_gib": 20, "storage_class": "inferstack-model-cache"},
+            "workloads[0].caches.compile.size_gib",
+            "at least 32 GiB",
+        ),
         ({"size_gib": 64, "access_mode": "ReadWriteSometimes"}, "workloads[0].caches.compile.access_mode", "Read"),
         ({"size_gib": 64, "storage_class": "Not_A_Name"}, "workloads[0].caches.compile.storage_class", "Kubernetes"),
         ({}, "workloads[0].caches.compile.size_gib", "required"),
     ],
 )
 def test_a_bad_cache_is_a_config_error_naming_the_field(cache: dict[str, Any], path: str, words: str):
+    cache_name = path.split(".")[2]
     with pytest.raises(ConfigError) as raised:
-        parse_config(config({"model": HF_QWEN, "caches": {"compile": cache}}))
+        parse_config(config({"model": HF_QWEN, "caches": {cache_name: cache}}))
     text = str(raised.value)
     assert path in text and words in text, text
 
@@ -182,3 +220,6 @@ def test_dynamo_workers_get_the_compile_cache_through_the_operator():
         (volume,) = [v for v in pod["spec"]["volumes"] if v["name"] == claim]
         assert volume["persistentVolumeClaim"] == {"claimName": claim}
         assert pod["spec"]["securityContext"]["fsGroupChangePolicy"] == "OnRootMismatch"
+        variables = {e["name"]: e.get("value") for e in main["env"]}
+        assert variables["FLASHINFER_WORKSPACE_BASE"] == "/home/dynamo/.cache/vllm"
+        assert variables["CUDA_CACHE_PATH"].startswith("/home/dynamo/.cache/vllm/")

@@ -93,9 +93,15 @@ def test_the_storage_class_provisions_an_access_point_per_claim_in_the_file_syst
         '\\"gid\\":\\"1000\\"',
         '\\"directoryPerms\\":\\"700\\"',
         '\\"reclaimPolicy\\":\\"Retain\\"',
+        '\\"volumeBindingMode\\":\\"Immediate\\"',  # EFS is regional: nothing to wait for
+        '\\"allowVolumeExpansion\\":true',  # EFS ignores the size: growing a claim must not be refused
+        '\\"subPathPattern\\":\\"${.PVC.namespace}/${.PVC.name}\\"',  # a claim of the same name finds its files
+        '\\"ensureUniqueDirectory\\":\\"false\\"',
     ):
         assert fragment in text, fragment
     assert "EfsFileSystem" in text  # fileSystemId: the storage stack's file system
+    # applied, not created, and deleted with storage.efs (a new file system needs a new class)
+    assert resource["Properties"]["Overwrite"] is True and resource.get("DeletionPolicy") != "Retain"
 
 
 def test_the_workload_waits_for_the_storage_class(efs_app):
