@@ -441,6 +441,14 @@ def claims(snapshot: Synthesized) -> dict[tuple[str, str], Claim]:
     return found
 
 
+#: The claims of a workload's ``caches`` (:mod:`inferstack.charts.caches` labels them with their component): what
+#: each holds, and what happens when it comes back empty.
+CACHE_CLAIMS = {
+    "compile-cache": ("compile cache (kernels and graphs compiled at earlier starts)", "they are compiled again"),
+    "hf-cache": ("Hugging Face cache (the model downloaded at an earlier start)", "the model is downloaded again"),
+}
+
+
 def _claims_of(
     obj: Mapping[str, Any],
     owner: tuple[str, str],
@@ -455,6 +463,19 @@ def _claims_of(
         if volume is not None:
             driver, shows = _view(volume)
             yield Claim(namespace=namespace, name=name, role=f"view:{driver}", holds="nothing", view=shows)
+        elif meta.get("labels", {}).get("app.kubernetes.io/component") in CACHE_CLAIMS:
+            component = meta["labels"]["app.kubernetes.io/component"]
+            what, again = CACHE_CLAIMS[component]
+            yield Claim(
+                namespace=namespace,
+                name=name,
+                role=f"cache:{component}:{spec.get('storageClassName')}",
+                holds=f"{workload}'s {what}",
+                looks_lost=f"{again} at the next start (slower, nothing else is lost)",
+                storage_class=spec.get("storageClassName"),
+                spec=spec,
+                owner=owner,
+            )
         elif kinds.get((namespace, workload)) == "ollama":
             yield Claim(
                 namespace=namespace,

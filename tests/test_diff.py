@@ -329,3 +329,37 @@ def test_a_claim_moving_to_another_manifest_comes_back_empty():
 def test_a_claim_only_grows(after, expected):
     old = _snapshot({"A": _manifest(_claim("cache", "fast"))}, "demo-workloads")
     assert [c.change for c in compare(old, _snapshot({"A": _manifest(after)}, "demo-workloads"))] == expected
+
+
+def _cache_claims(workload: str) -> list[dict[str, Any]]:
+    """The claims inferstack renders for ``workload``'s compile and Hub caches (the chart's own labels)."""
+    from tests.charts.conftest import render
+
+    data = {
+        "compute": {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"], "availability_zone": 0}]},
+        "workloads": [
+            {
+                "name": workload,
+                "namespace": "apps",
+                "pool": "gpu",
+                "model": {"id": "Qwen/Qwen3-8B", "source": {"type": "hf"}},
+                "caches": {"compile": {"size_gib": 64}, "huggingface": {"size_gib": 64}},
+            }
+        ],
+    }
+    return [o for o in render(data) if o["kind"] == "PersistentVolumeClaim"]
+
+
+def test_a_renamed_workloads_caches_are_paired_cache_for_cache():
+    """Each cache claim pairs with the same cache of the renamed workload (not a compile cache with a Hub cache),
+    and the finding says what an empty cache costs: a recompile or a download, nothing lost."""
+    classes = (_storage_class("inferstack-gp3", "Retain"), _storage_class("inferstack-model-cache", "Retain"))
+    old = _snapshot({"Apps": _manifest(*classes, *_cache_claims("chat"))}, "demo-workloads")
+    new = _snapshot({"Apps": _manifest(*classes, *_cache_claims("talk"))}, "demo-workloads")
+    changes = {c.resource: c for c in compare(old, new)}
+    assert set(changes) == {"chat-compile-cache", "chat-hf-cache"}
+    assert all(c.change is Change.RENAMED for c in changes.values())
+    assert "apps/talk-compile-cache starts on an empty volume" in changes["chat-compile-cache"].at_stake
+    assert "compiled again at the next start" in changes["chat-compile-cache"].at_stake
+    assert "apps/talk-hf-cache starts on an empty volume" in changes["chat-hf-cache"].at_stake
+    assert "downloaded again" in changes["chat-hf-cache"].at_stake
