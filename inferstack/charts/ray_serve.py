@@ -21,7 +21,7 @@ from inferstack.constructs.rayservice import RAY_UID, RayServiceProps, RayServic
 from inferstack.constructs.validation import PropError
 from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
 from inferstack.plan import ResolvedWorkload
-from inferstack.plan.ray_serve import max_pods, ranks
+from inferstack.plan.ray_serve import gpus_per_pod, max_pods, ranks, spans_pods
 
 BUILD_OPENAI_APP = "ray.serve.llm:build_openai_app"
 BUILD_PD_OPENAI_APP = "ray.serve.llm:build_pd_openai_app"
@@ -40,10 +40,16 @@ CPU_FREE_ACTOR = {"ray_actor_options": {"num_cpus": 0}}
 ENGINE_KWARGS_FLAGS = ENGINE_VLLM_VERSIONS["vllm-gpu"]
 
 
-def _one_pod(replica_ranks: int) -> dict[str, Any]:
-    """A replica's placement group kept inside one worker pod (``STRICT_PACK``): ``PACK`` would spill a replica
-    across pods once GPUs fragment, its tensor-parallel traffic then crossing the pod network."""
-    return {"bundles": [{"GPU": 1} for _ in range(replica_ranks)], "strategy": "STRICT_PACK"}
+def placement(engine: VllmEngineConfig, pod: int, resource: str | None = None) -> dict[str, Any]:
+    """A replica's placement group: one ``{GPU: 1}`` bundle per rank (and ``resource``, a P/D side's custom resource,
+    so its replicas land on its own worker group). Kept inside one worker pod (``STRICT_PACK``) when a pod holds
+    the replica — ``PACK`` would spill it across pods once GPUs fragment, its tensor-parallel traffic then crossing
+    the pod network; ``PACK`` when the replica spans pods (``workers.gpus_per_pod`` below its TP × PP): Ray fills
+    a node, then the next (Serve LLM's default; vLLM's Ray executor orders its workers by node, so each TP group
+    of consecutive ranks lands on one pod and the pipeline stages cross pods)."""
+    bundle: dict[str, int] = {"GPU": 1} | ({resource: 1} if resource else {})
+    strategy = "PACK" if spans_pods(engine, pod) else "STRICT_PACK"
+    return {"bundles": [dict(bundle) for _ in range(ranks(engine))], "strategy": strategy}
 
 
 class RayServeConfigError(PropError):
@@ -195,7 +201,7 @@ class RayServeChart(WorkloadChart):
                         loading,
                         max_ongoing_requests=m.max_ongoing_requests,
                         accelerator_type=m.accelerator_type,
-                        placement=_one_pod(ranks(m.engine)),
+                        placement=placement(m.engine, gpus_per_pod(workload)),
                     )
                     for m, loading in zip(workload.models, self.loadings, strict=True)
                 ],
@@ -211,8 +217,6 @@ class RayServeChart(WorkloadChart):
         }
         sides = {}
         for side, role in (("prefill", pd.prefill), ("decode", pd.decode)):
-            # Every bundle asks for the side's custom resource: its replicas land on its own worker group.
-            bundles = [{"GPU": 1, side: 1} for _ in range(ranks(role.engine))]  # STRICT_PACK: in one pod
             sides[f"{side}_config"] = llm_config(
                 model.model,
                 role.engine,
@@ -221,7 +225,7 @@ class RayServeChart(WorkloadChart):
                 max_ongoing_requests=model.max_ongoing_requests,
                 accelerator_type=model.accelerator_type,
                 extra_kwargs=transfer,
-                placement={"bundles": bundles, "strategy": "STRICT_PACK"},
+                placement=placement(role.engine, gpus_per_pod(workload), resource=side),
             )
         app["import_path"] = BUILD_PD_OPENAI_APP
         app["args"] = {**sides, "proxy_deployment_config": CPU_FREE_ACTOR, "ingress_deployment_config": CPU_FREE_ACTOR}

@@ -136,7 +136,11 @@ class RayWorkersConfig(StrictModel):
     """The GPU worker pods Ray places replicas on (one worker group per role)."""
 
     gpus_per_pod: int | None = Field(default=None, ge=1)
-    """GPUs per worker pod. Default: the largest replica's TP × PP (one replica per pod)."""
+    """GPUs per worker pod. Default: the largest replica's TP × PP (one replica per pod). Below a replica's TP × PP,
+    the replica spans TP × PP / ``gpus_per_pod`` pods: its pipeline stages spread over them (Ray places its
+    placement group with ``PACK``, which spills to the next node), its tensor-parallel ranks stay in one pod — so
+    each such engine's TP divides ``gpus_per_pod``, ``gpus_per_pod`` divides its TP × PP, and every model of the
+    worker group has the same TP × PP (pods of whole stages, none left half-used)."""
     min_pods: int = Field(default=0, ge=0)
     """Worker pods kept even when idle. Default 0 (the autoscaler adds them for the replicas)."""
     max_pods: int | None = Field(default=None, ge=1)
@@ -221,14 +225,7 @@ class RayServeWorkloadConfig(WorkloadBase):
         self._sources()
         self._image_version()
         if self.workers.gpus_per_pod is not None:
-            largest = max(e.tensor_parallel_size * e.pipeline_parallel_size for e in self.engines)
-            if largest > self.workers.gpus_per_pod:
-                raise PydanticCustomError(
-                    "ray_replica_pod",
-                    "{gpus} GPUs per worker pod cannot hold a replica of {ranks} ranks — one replica spans pods, and "
-                    "its tensor-parallel traffic goes over the pod network; use at least {ranks}",
-                    {"gpus": self.workers.gpus_per_pod, "ranks": largest, "field": "workers.gpus_per_pod"},
-                )
+            self._spanning_replicas(self.workers.gpus_per_pod)
         if not self.probes.empty:
             raise PydanticCustomError(
                 "ray_probes",
@@ -290,6 +287,60 @@ class RayServeWorkloadConfig(WorkloadBase):
                 "the models name different Hugging Face token Secrets; a Ray pod has one HF_TOKEN — use one Secret",
                 {"field": "models"},
             )
+
+    def _spanning_replicas(self, pod: int) -> None:
+        """Replicas larger than a worker pod span whole pods of whole pipeline stages (see ``gpus_per_pod``)."""
+        for path, engine in self._engine_paths():
+            tp, stages = engine.tensor_parallel_size, engine.pipeline_parallel_size
+            if tp * stages <= pod:
+                continue
+            if tp > pod or pod % tp:
+                raise PydanticCustomError(
+                    "ray_replica_pod",
+                    "{gpus} GPUs per worker pod split a tensor-parallel group of {tp} across pods (its all-reduce of "
+                    "every layer would cross the pod network) — keep TP inside a pod: gpus_per_pod a multiple of "
+                    "{tp}, and span pods with pipeline_parallel_size",
+                    {"gpus": pod, "tp": tp, "field": "workers.gpus_per_pod"},
+                )
+            if (tp * stages) % pod:
+                raise PydanticCustomError(
+                    "ray_replica_pod",
+                    "{gpus} GPUs per worker pod do not divide a replica of {ranks} ranks ({where}): its last pod "
+                    "would be part-used — use a gpus_per_pod that divides {ranks} (e.g. {tp} × a divisor of "
+                    "{stages})",
+                    {
+                        "gpus": pod,
+                        "ranks": tp * stages,
+                        "where": path,
+                        "tp": tp,
+                        "stages": stages,
+                        "field": "workers.gpus_per_pod",
+                    },
+                )
+        for role, engines in self._role_engine_paths().items():
+            sizes = {e.tensor_parallel_size * e.pipeline_parallel_size for _, e in engines}
+            if len(sizes) > 1 and max(sizes) > pod:
+                raise PydanticCustomError(
+                    "ray_replica_shapes",
+                    "the {role} worker group serves replicas of {sizes} ranks and some span pods: Ray's PACK would "
+                    "fill the pods the smaller ones leave and split a larger replica's stages unevenly — give its "
+                    "models one TP × PP, or serve the spanning model in a ray_serve workload of its own",
+                    {"role": role, "sizes": " and ".join(map(str, sorted(sizes))), "field": "workers.gpus_per_pod"},
+                )
+
+    def _engine_paths(self) -> list[tuple[str, VllmEngineConfig]]:
+        """``(config path, engine)`` of every engine of the app."""
+        return [(p, e) for engines in self._role_engine_paths().values() for p, e in engines]
+
+    def _role_engine_paths(self) -> dict[str, list[tuple[str, VllmEngineConfig]]]:
+        """Per worker group, ``(config path, engine)`` of the engines whose replicas it holds."""
+        if self.prefill_decode is not None:
+            pd = self.prefill_decode
+            return {
+                "prefill": [("prefill_decode.prefill.engine", pd.prefill.engine)],
+                "decode": [("prefill_decode.decode.engine", pd.decode.engine)],
+            }
+        return {"worker": [(f"models[{i}].engine", m.engine) for i, m in enumerate(self.models)]}
 
     def _image_version(self) -> None:
         if self.image is not None and self.ray_version is None:

@@ -39,14 +39,25 @@ def gpus_per_pod(workload: RayServeWorkloadConfig) -> int:
     return workload.workers.gpus_per_pod or largest
 
 
+def spans_pods(engine: VllmEngineConfig, pod: int) -> bool:
+    """Whether a replica of ``engine`` is larger than a worker pod of ``pod`` GPUs (its stages span pods)."""
+    return ranks(engine) > pod
+
+
+def pods_for(engine: VllmEngineConfig, replicas: int, pod: int) -> int:
+    """Worker pods of ``pod`` GPUs that ``replicas`` replicas of ``engine`` occupy: TP × PP / ``pod`` pods each when
+    a replica spans pods, else whole replicas packed into each pod (``STRICT_PACK``)."""
+    if spans_pods(engine, pod):
+        return replicas * (ranks(engine) // pod)
+    return math.ceil(replicas / (pod // ranks(engine)))
+
+
 def max_pods(workload: RayServeWorkloadConfig, role: str) -> int:
     """Most worker pods of ``role``: ``workers.max_pods``, else enough for every replica at ``max_replicas``."""
     if workload.workers.max_pods is not None:
         return workload.workers.max_pods
-    pod = gpus_per_pod(workload)  # each replica inside one pod (STRICT_PACK): count whole replicas per pod
-    pods = sum(
-        math.ceil(scaling.max_replicas / (pod // ranks(engine))) for engine, scaling in role_engines(workload)[role]
-    )
+    pod = gpus_per_pod(workload)
+    pods = sum(pods_for(engine, scaling.max_replicas, pod) for engine, scaling in role_engines(workload)[role])
     return max(1, pods)
 
 

@@ -13,7 +13,7 @@ from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig, UpgradeStrategy
 from inferstack.plan import resolve
 from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, pool_instances
-from inferstack.plan.ray_serve import gpus_per_pod, ranks, role_engines
+from inferstack.plan.ray_serve import gpus_per_pod, pods_for, ranks, role_engines, spans_pods
 from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.rules.disaggregation import efa_findings, nixl_findings, pool_gpus, zone_findings
 
@@ -25,6 +25,7 @@ NIXL = "RAY-NIXL-LIBFABRIC"
 ACCELERATOR = "RAY-ACCELERATOR-TYPE"
 UPGRADE = "RAY-UPGRADE-CAPACITY"
 CAPACITY = "RAY-WORKER-CAPACITY"
+SPANNING_ZONE = "RAY-SPANNING-ZONE"
 #: The autoscaler sidecar's requests (KubeRay v1.7.0 default autoscalerOptions.resources).
 AUTOSCALER_CPU = 0.5
 AUTOSCALER_MEMORY_GIB = 0.5
@@ -86,6 +87,27 @@ def check_pd_efa(config: InferstackConfig) -> Iterator[Finding]:
     for path, workload in _workloads(config):
         if workload.prefill_decode is not None:
             yield from efa_findings(PD_EFA, config, path, workload, "prefill_decode")
+
+
+def check_spanning_zone(config: InferstackConfig) -> Iterator[Finding]:
+    """RAY-SPANNING-ZONE: a replica whose pipeline stages span worker pods runs on a pool pinned to one zone (its
+    activations cross the pods at every step: across zones they are slow and billed, and EFA does not cross)."""
+    if config.network.az_count < 2:
+        return
+    for path, workload in _workloads(config):
+        pool = config.pool(workload.pool)
+        pod = gpus_per_pod(workload)
+        if pool.availability_zone is not None:
+            continue
+        spanning = [e for engines in role_engines(workload).values() for e, _ in engines if spans_pods(e, pod)]
+        if spanning:
+            yield Finding(
+                rule=SPANNING_ZONE,
+                path=f"{path}.pool",
+                message=f"a replica spans {ranks(spanning[0]) // pod} worker pods (workers.gpus_per_pod {pod}) and "
+                f"pool {pool.name!r} spans every zone: its pipeline stages may land in different zones",
+                fix="pin the pool to one zone (availability_zone: 0)",
+            )
 
 
 def check_pd_zone(config: InferstackConfig) -> Iterator[Finding]:
@@ -158,8 +180,9 @@ def check_upgrade_capacity(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_worker_capacity(config: InferstackConfig) -> Iterator[Finding]:
-    """The pool holds the worker pods of every starting replica (``min_replicas``): each replica in one pod, an EFA
-    pod alone on its node — or a model never becomes ready."""
+    """The pool holds the worker pods of every starting replica (``min_replicas``): each replica in one pod (or in
+    TP × PP / ``gpus_per_pod`` pods when it spans pods), an EFA pod alone on its node — or a model never becomes
+    ready."""
     plan = resolve(config)
     for path, workload in _workloads(config):
         pool = config.pool(workload.pool)
@@ -172,7 +195,7 @@ def check_worker_capacity(config: InferstackConfig) -> Iterator[Finding]:
         per_node = 1 if efa else max(1, node // pod)
         nodes = 0
         for engines in role_engines(workload).values():
-            pods = sum(math.ceil(s.min_replicas / max(1, pod // ranks(e))) for e, s in engines)
+            pods = sum(pods_for(e, s.min_replicas, pod) for e, s in engines)
             nodes += math.ceil(max(pods, workload.workers.min_pods) / per_node)
         capacity = pool_gpus(pool) // node
         if nodes > capacity:
@@ -194,4 +217,5 @@ RULES = (
     Rule(id=ACCELERATOR, title="accelerator_type matches the pool's GPUs", check=check_accelerator_type),
     Rule(id=UPGRADE, title="NewCluster upgrades have room for a second cluster", check=check_upgrade_capacity),
     Rule(id=CAPACITY, title="The pool holds the starting replicas' worker pods", check=check_worker_capacity),
+    Rule(id=SPANNING_ZONE, title="A replica spanning pods stays in one zone", check=check_spanning_zone),
 )

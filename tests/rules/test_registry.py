@@ -290,6 +290,20 @@ CASES: dict[str, tuple[dict, dict]] = {
         workload(pod={"ports": [{"name": "metrics2", "port": 8000}]}),  # vLLM's serving port
         workload(pod={"ports": [{"name": "kv-events", "port": 5557}]}),
     ),
+    "RAY-SPANNING-ZONE": case(
+        only_workload(
+            kind="ray_serve",
+            models=[
+                {
+                    "model": {"id": "Qwen/Qwen3-8B", "source": {"type": "s3_mount"}},
+                    "engine": {"tensor_parallel_size": 2, "pipeline_parallel_size": 2},
+                }
+            ],
+            workers={"gpus_per_pod": 2},  # a replica of 4 ranks over 2 worker pods
+        ),
+        {},  # the L40S pool spans the VPC's zones
+        gpu_pool(availability_zone=0),
+    ),
     "CACHE-KIND": case(
         {},
         only_workload(kind="tgi", model=HF_QWEN, caches={"compile": SHARED_CACHE}),  # TGI compiles nothing

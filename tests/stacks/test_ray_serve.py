@@ -4,12 +4,15 @@ that request what their replicas need."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import yaml
 
 from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE
 from inferstack.catalog.ray import config_problems
 from inferstack.config import ConfigError, parse_config
+from inferstack.rules import evaluate
 from tests.synth import SYNC_IMAGE
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
@@ -196,7 +199,26 @@ def problems(**workload: object) -> list[str]:
         (
             {"models": [{**QWEN, "engine": {"tensor_parallel_size": 4}}], "workers": {"gpus_per_pod": 2}},
             "workloads[0].workers.gpus_per_pod",
-            "spans pods",
+            "split a tensor-parallel group of 4 across pods",
+        ),
+        (
+            {
+                "models": [{**QWEN, "engine": {"tensor_parallel_size": 2, "pipeline_parallel_size": 3}}],
+                "workers": {"gpus_per_pod": 4},
+            },
+            "workloads[0].workers.gpus_per_pod",
+            "do not divide a replica of 6 ranks (models[0].engine)",
+        ),
+        (
+            {
+                "models": [
+                    {**QWEN, "engine": {"tensor_parallel_size": 2, "pipeline_parallel_size": 2}},
+                    {**QWEN, "model": {**QWEN["model"], "served_name": "b"}},
+                ],
+                "workers": {"gpus_per_pod": 2},
+            },
+            "workloads[0].workers.gpus_per_pod",
+            "replicas of 1 and 4 ranks",
         ),
         ({"image": "rayproject/ray-llm:2.58.0-py312-cu128"}, "workloads[0].ray_version", "required"),
         (
@@ -376,3 +398,90 @@ def test_the_pd_image_runs_as_uid_1000_with_a_home_it_can_write(ray_pd_app):
         assert {"name": "HOME", "value": "/home/ray"} in ray["env"]
         assert {"name": "home", "mountPath": "/home/ray"} in ray["volumeMounts"]
         assert ray["securityContext"]["runAsUser"] == 1000
+
+
+#: DeepSeek-R1 at TP 8 × PP 2 on two 8-GPU H100 nodes (issue 26 §2.8): a replica spanning two worker pods.
+R1 = {
+    "name": "r1",
+    "compute": {
+        "karpenter_pools": [
+            {"name": "h100", "instance_types": ["p5.48xlarge"], "availability_zone": 0, "max_accelerators": 32}
+        ]
+    },
+    "workloads": [
+        {
+            "name": "r1",
+            "kind": "ray_serve",
+            "namespace": "ray",
+            "pool": "h100",
+            "models": [
+                {
+                    "model": {"id": "deepseek-ai/DeepSeek-R1", "source": {"type": "s3_mount"}},
+                    "engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "max_model_len": 16384},
+                    "autoscaling": {"min_replicas": 1, "max_replicas": 2},
+                }
+            ],
+            "workers": {"gpus_per_pod": 8},
+        }
+    ],
+}
+
+
+class TestReplicaAcrossPods:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def rendered(cls) -> list[dict]:
+        from tests.charts.conftest import render
+
+        return render(copy.deepcopy(R1))
+
+    def test_the_config_passes_every_rule(self):
+        report = evaluate(parse_config(copy.deepcopy(R1)))
+        assert report.errors == [] and report.warnings == []
+
+    def test_its_placement_group_spills_over_pods(self, rendered):
+        """PACK (Serve LLM's default) fills one worker pod's 8 GPUs, then the next; STRICT_PACK would never place a
+        16-GPU group on 8-GPU pods."""
+        (service,) = [o for o in rendered if o["kind"] == "RayService"]
+        (config,) = yaml.safe_load(service["spec"]["serveConfigV2"])["applications"][0]["args"]["llm_configs"]
+        assert config["placement_group_config"] == {"bundles": [{"GPU": 1}] * 16, "strategy": "PACK"}
+        assert config["engine_kwargs"]["tensor_parallel_size"] == 8
+        assert config["engine_kwargs"]["pipeline_parallel_size"] == 2
+
+    def test_the_worker_group_has_room_for_every_replicas_pods(self, rendered):
+        (service,) = [o for o in rendered if o["kind"] == "RayService"]
+        (group,) = service["spec"]["rayClusterConfig"]["workerGroupSpecs"]
+        assert group["maxReplicas"] == 4  # 2 replicas × 2 pods
+        limits = group["template"]["spec"]["containers"][0]["resources"]["limits"]
+        assert str(limits["nvidia.com/gpu"]) == "8"
+
+    def test_a_replica_one_pod_holds_keeps_strict_pack(self):
+        from inferstack.charts.ray_serve import placement
+        from inferstack.config.engine import VllmEngineConfig
+
+        assert placement(VllmEngineConfig(tensor_parallel_size=4), 8)["strategy"] == "STRICT_PACK"
+        side = placement(VllmEngineConfig(tensor_parallel_size=4, pipeline_parallel_size=2), 4, resource="prefill")
+        assert side == {"bundles": [{"GPU": 1, "prefill": 1}] * 8, "strategy": "PACK"}
+
+    def test_a_pool_across_zones_is_named(self):
+        data = copy.deepcopy(R1)
+        del data["compute"]["karpenter_pools"][0]["availability_zone"]
+        (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "RAY-SPANNING-ZONE"]
+        assert finding.path == "workloads[0].pool" and "2 worker pods" in finding.message
+
+    def test_without_gpus_per_pod_the_fix_is_to_span_pods(self):
+        data = copy.deepcopy(R1)
+        del data["workloads"][0]["workers"]["gpus_per_pod"]
+        report = evaluate(parse_config(data))
+        (parallel,) = [f for f in report.errors if f.rule == "PARALLEL-NODE"]
+        assert parallel.fix.startswith("use workers.gpus_per_pod 8 (the replica spans 2 worker pods")
+        assert parallel.suggestions == ({"workloads[0].workers.gpus_per_pod": 8},)
+        (scheduling,) = [f for f in report.errors if f.rule == "SCHEDULING"]
+        assert "span worker pods (workers.gpus_per_pod" in scheduling.fix and "vllm_multinode" not in scheduling.fix
+
+    def test_the_pool_holds_every_pod_of_a_starting_replica(self):
+        """RAY-WORKER-CAPACITY counts a spanning replica's pods: one p5 node cannot start a replica of two pods."""
+        data = copy.deepcopy(R1)
+        data["compute"]["karpenter_pools"][0]["max_accelerators"] = 8
+        (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "RAY-WORKER-CAPACITY"]
+        assert "need 2 node(s)" in finding.message and "it holds 1" in finding.message

@@ -8,6 +8,7 @@ from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.config.model import InferstackConfig
+from inferstack.config.ray_serve import RayServeWorkloadConfig
 from inferstack.plan.placement import pool_instances
 from inferstack.plan.served import ServedEngine, ranks_per_node
 from inferstack.rules.suggestions import viable
@@ -50,3 +51,36 @@ def describe_more_nodes(changes: Mapping[str, Any]) -> str:
         f"kind: {MULTINODE_KIND} with nodes: {nodes} (tensor_parallel_size {tp} per node × "
         f"pipeline_parallel_size {nodes} across nodes{efa})"
     )
+
+
+def ray_pod_split(tp: int, replica: int, node: int) -> int | None:
+    """The most GPUs per Ray worker pod (``workers.gpus_per_pod``) a node of ``node`` GPUs holds that keep each TP
+    group of ``tp`` in one pod and divide a replica of ``replica`` ranks into whole pods; None when TP itself
+    exceeds the node."""
+    return next((m for m in range(min(node, replica), 0, -1) if m % tp == 0 and replica % m == 0), None)
+
+
+def span_pods(config: InferstackConfig, path: str, workload: ServedEngine) -> list[dict[str, Any]]:
+    """A Ray Serve replica spanning worker pods — ``workers.gpus_per_pod`` a node's GPUs, pipeline stages across
+    pods — checked to pass. None for other kinds, or where a node cannot hold one TP group."""
+    if not isinstance(workload.workload, RayServeWorkloadConfig):
+        return []
+    pool = config.pool(workload.pool)
+    if pool.accelerator is not AcceleratorKind.NVIDIA:
+        return []
+    node = max(ranks_per_node(t) for t in pool_instances(pool))
+    split = ray_pod_split(workload.engine.tensor_parallel_size, workload.ranks, node)
+    if split is None or split >= workload.ranks:
+        return []
+    changes: dict[str, Any] = {f"{workload.workload_path}.workers.gpus_per_pod": split}
+    return [changes] if viable(config, changes) else []
+
+
+def across_nodes(workload: object) -> str:
+    """How ``workload``'s kind spreads one replica over nodes, for a fix text."""
+    if isinstance(workload, RayServeWorkloadConfig):
+        return (
+            "span worker pods (workers.gpus_per_pod a node's GPUs, a multiple of tensor_parallel_size: pipeline "
+            "stages across pods)"
+        )
+    return f"serve it across nodes (kind: {MULTINODE_KIND}, GPU pools)"

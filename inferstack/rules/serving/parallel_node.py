@@ -12,7 +12,7 @@ from inferstack.config.model import InferstackConfig
 from inferstack.plan.placement import pool_instances
 from inferstack.plan.served import ServedEngine, engines, ranks_per_node, serving_instances, sizing_for
 from inferstack.rules.base import Finding, Rule
-from inferstack.rules.serving.common import MULTINODE_KIND, describe_more_nodes, more_nodes
+from inferstack.rules.serving.common import across_nodes, describe_more_nodes, more_nodes, span_pods
 from inferstack.rules.suggestions import suggesting, viable
 
 PARALLEL_NODE = "PARALLEL-NODE"
@@ -41,6 +41,12 @@ def check_parallel_node(config: InferstackConfig) -> Iterator[Finding]:
         for changes in suggestions:
             if f"{path}.nodes" in changes:
                 options.append(describe_more_nodes(changes))
+            elif f"{workload.workload_path}.workers.gpus_per_pod" in changes:
+                split = changes[f"{workload.workload_path}.workers.gpus_per_pod"]
+                options.append(
+                    f"workers.gpus_per_pod {split} (the replica spans {workload.ranks // split} worker pods: "
+                    "tensor parallel inside a pod, pipeline stages across pods)"
+                )
             elif f"{workload.workload_path}.pool" in changes:
                 name = changes[f"{workload.workload_path}.pool"]
                 kinds = ", ".join(sorted(t.name for t in pool_instances(config.pool(name))))
@@ -68,7 +74,7 @@ def _bigger_or_across(workload: ServedEngine, bigger: list[str], parallel: int, 
     serves on whose node the model fits (MODEL-FIT's sizing), else across nodes — never an instance type that does not
     exist, that inferstack does not serve on, or that the model does not fit."""
     accelerator = AcceleratorKind.NEURON if unit == "NeuronCores" else AcceleratorKind.NVIDIA
-    across = f"serve it across nodes (kind: {MULTINODE_KIND}, GPU pools)"
+    across = across_nodes(workload.workload)
     if not bigger:
         bigger = sorted(
             t.name
@@ -101,7 +107,7 @@ def _parallel_suggestions(
         changes = {f"{workload.workload_path}.pool": pool.name}
         if pool.name != workload.pool and viable(config, changes):
             found.append(changes)
-    return (*found, *more_nodes(config, path, workload))
+    return (*found, *more_nodes(config, path, workload), *span_pods(config, path, workload))
 
 
 RULE = Rule(id=PARALLEL_NODE, title="TP × PP fits one node", check=check_parallel_node)

@@ -14,6 +14,7 @@ from inferstack.plan import resolve
 from inferstack.plan.placement import PodPlan, fits_node, pool_taints
 from inferstack.plan.served import ranks_per_node, serving_instances
 from inferstack.rules.base import Finding, Rule
+from inferstack.rules.serving.common import across_nodes
 from inferstack.rules.suggestions import suggesting, viable
 
 SCHEDULING = "SCHEDULING"
@@ -49,7 +50,9 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
                 if ok and suggesting() and viable(config, changes):
                     others.append((f"{candidate.name} ({instance})", changes))
             fix = (
-                f"move the workload to pool {' or '.join(text for text, _ in others)}" if others else _no_pool_fix(plan)
+                f"move the workload to pool {' or '.join(text for text, _ in others)}"
+                if others
+                else _no_pool_fix(plan, resolved.config)
             )
             pod = "pod" if len(resolved.roles) == 1 else f"{role.name} pod"
             yield Finding(
@@ -62,7 +65,7 @@ def check_scheduling(config: InferstackConfig) -> Iterator[Finding]:
             break
 
 
-def _no_pool_fix(plan: PodPlan) -> str:
+def _no_pool_fix(plan: PodPlan, workload: object) -> str:
     """Where no configured pool holds the pod: a pool of a type that does — unless no instance type inferstack serves
     on holds its ranks (GPUs, or NeuronCores), which only fewer ranks per pod (or more nodes) can solve."""
     ranks = plan.neuron_cores if plan.accelerator is AcceleratorKind.NEURON else plan.accelerators
@@ -71,8 +74,7 @@ def _no_pool_fix(plan: PodPlan) -> str:
         unit = "NeuronCores" if plan.accelerator is AcceleratorKind.NEURON else "GPUs"
         return (
             f"no instance type inferstack serves on holds {ranks} {unit} (the most: {ranks_per_node(top)} on "
-            f"{top.name}) — lower tensor_parallel_size × pipeline_parallel_size per pod, or serve it across nodes "
-            "(kind: vllm_multinode, GPU pools)"
+            f"{top.name}) — lower tensor_parallel_size × pipeline_parallel_size per pod, or {across_nodes(workload)}"
         )
     return "add a pool whose instances hold the request, or lower tensor_parallel_size / resources"
 
