@@ -11,6 +11,7 @@ An image that is not catalogued is read from its repository where the repository
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -259,7 +260,26 @@ _BY_URI = {facts.uri: facts for facts in IMAGE_FACTS.values()}
 #: The upstream repositories, under any registry or mirror path, tagged or pinned by digest only; the release comes
 #: from a ``vX.Y.Z`` / ``X.Y.Z`` tag when there is one (else unknown: None).
 _VLLM_OPENAI = re.compile(r"^(?:.+/)?vllm/vllm-openai(?::v?(\d+\.\d+\.\d+)[^:@/]*|:[^:@/]+)?(?:@sha256:[0-9a-f]{64})?$")
+#: The Dynamo vLLM runtime, wherever mirrored: ``…/ai-dynamo/vllm-runtime:<release>[-efa]`` (a digest may follow).
+_DYNAMO_RUNTIME = re.compile(r"^(?:.+/)?ai-dynamo/vllm-runtime:v?(\d+\.\d+\.\d+)(-efa)?(?:@sha256:[0-9a-f]{64})?$")
+#: The Dynamo frontend, wherever mirrored: ``…/ai-dynamo/dynamo-frontend:<release>``.
+_DYNAMO_FRONTEND = re.compile(r"^(?:.+/)?ai-dynamo/dynamo-frontend:v?(\d+\.\d+\.\d+)(?:@sha256:[0-9a-f]{64})?$")
 _RAY_LLM = re.compile(r"^(?:.+/)?rayproject/ray-llm(?::(\d+\.\d+\.\d+)[^:@/]*|:[^:@/]+)?(?:@sha256:[0-9a-f]{64})?$")
+
+
+def _dynamo_runtime(image: str, version: str, *, efa: bool) -> ImageFacts:
+    """A Dynamo vLLM runtime of release ``version`` (a mirror, another release): the catalog's facts of its build
+    (``-efa``: libfabric and aws-ofi-nccl), its vLLM release known only for the catalog's own release."""
+    base = IMAGE_FACTS["dynamo-vllm-efa" if efa else "dynamo-vllm"]
+    same = version == base.engine_version
+    return dataclasses.replace(
+        base,
+        uri=image,
+        engine_version=version,
+        vllm_version=base.vllm_version if same else None,
+        sources=(*base.sources, f"{image}: a mirror or another release of it, by its tag"),
+        unconfirmed=base.unconfirmed | (frozenset() if same else frozenset({"vllm_version", "runai_streamer"})),
+    )
 
 
 def image_facts(image: str) -> ImageFacts | None:
@@ -281,6 +301,13 @@ def image_facts(image: str) -> ImageFacts | None:
             vllm_version=version,
             nixl_backends=frozenset({"UCX"}),
             sources=("vllm-project/vllm · docker/Dockerfile (libibverbs and NCCL; no libfabric, no aws-ofi-nccl)",),
+        )
+    if match := _DYNAMO_RUNTIME.match(image):
+        return _dynamo_runtime(image, match.group(1), efa=bool(match.group(2)))
+    if match := _DYNAMO_FRONTEND.match(image):
+        base = IMAGE_FACTS["dynamo-frontend"]
+        return dataclasses.replace(
+            base, uri=image, engine_version=match.group(1), sources=(*base.sources, f"{image}: by its tag")
         )
     if match := _RAY_LLM.match(image):
         return ImageFacts(

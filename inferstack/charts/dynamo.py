@@ -90,7 +90,7 @@ class DynamoChart(WorkloadChart):
                 name="frontend",
                 type="frontend",
                 replicas=workload.frontend.replicas,
-                image=ENGINE_IMAGES["dynamo-frontend"],
+                image=workload.frontend.image or ENGINE_IMAGES["dynamo-frontend"],
                 command=["python3", "-m", "dynamo.frontend"],
                 args=["--router-mode", workload.frontend.router_mode.value],
                 requests=frontend.pod.requests,

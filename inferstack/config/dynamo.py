@@ -11,11 +11,13 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from inferstack.catalog.images import image_facts
 from inferstack.catalog.instances import AcceleratorKind
+from inferstack.catalog.versions import IMAGES
 from inferstack.config.base import StrictModel
 from inferstack.config.engine import VllmEngineConfig, check_extra_args_near
 from inferstack.config.ray_serve import NixlBackend
-from inferstack.config.types import KubernetesName
+from inferstack.config.types import KubernetesName, PinnedImage
 from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
 
 #: vLLM flag lists a worker's ``extra_args`` are checked against: the runtime image ships vLLM 0.26.0
@@ -63,6 +65,48 @@ class DynamoFrontendConfig(StrictModel):
     """vCPUs per frontend pod. Default 2."""
     memory_gib: float = Field(default=4, gt=0, le=256)
     """Memory per frontend pod, GiB (requests = limits). Default 4."""
+    image: PinnedImage | None = None
+    """The frontend image, pinned: a mirror of ``nvcr.io/nvidia/ai-dynamo/dynamo-frontend`` or another release of it,
+    ``…/ai-dynamo/dynamo-frontend:<release>`` of the pinned operator's major.minor. Default: the catalog's
+    ``dynamo-frontend:1.4.0``."""
+
+    @model_validator(mode="after")
+    def _release(self) -> DynamoFrontendConfig:
+        if self.image is not None:
+            check_release(self.image, "dynamo-frontend", "image")
+        return self
+
+
+def check_release(image: str, repository: str, field: str) -> None:
+    """``image`` is Dynamo's ``repository`` (``vllm-runtime``, ``dynamo-frontend``) wherever mirrored, its tag naming
+    a release of the pinned operator's major.minor — the operator renders env, probes and discovery for its own
+    release (a runtime of another is run with its defaults without a word: constructs/dynamo.py
+    runtime_version_problem, which the chart checks again)."""
+    facts = image_facts(image)
+    operator = IMAGES["dynamo-operator"].rsplit(":", 1)[1]
+    example = f"nvcr.io/nvidia/ai-dynamo/{repository}:{operator}"
+    if facts is None or facts.engine != "dynamo" or f"ai-dynamo/{repository}:" not in image:
+        raise PydanticCustomError(
+            "dynamo_image",
+            "{image} is not Dynamo's {repository} named by its release — …/ai-dynamo/{repository}:<release> (e.g. "
+            "{example}, or your mirror of it)",
+            {"image": repr(image), "repository": repository, "example": example, "field": field},
+        )
+    release = str(facts.engine_version)
+    if release.split(".")[:2] != operator.split(".")[:2]:
+        raise PydanticCustomError(
+            "dynamo_release",
+            "{image} is Dynamo {release}, but the pinned operator is {operator} and would run it with {operator}'s "
+            "env, probes and discovery — use a {minor}.x image (e.g. {example})",
+            {
+                "image": repr(image),
+                "release": release,
+                "operator": operator,
+                "minor": ".".join(operator.split(".")[:2]),
+                "example": example,
+                "field": field,
+            },
+        )
 
 
 def check_runtime_args(args: tuple[str, ...], prefix: str) -> None:
@@ -74,7 +118,7 @@ def _worker_engine(engine: VllmEngineConfig) -> VllmEngineConfig:
     """What a Dynamo worker's engine cannot have: its own image (the workload's runtime image runs every worker),
     LMCache (not wired into Dynamo by inferstack)."""
     for field, why in (
-        ("image", "every worker runs the Dynamo vLLM runtime image (dynamo.image)"),
+        ("image", "every worker runs the workload's Dynamo vLLM runtime image (workloads[].image)"),
         ("lmcache", "inferstack does not wire LMCache into Dynamo workers"),
         ("tool_calling", "tool calling is the frontend's in Dynamo, not a vLLM engine flag"),
     ):
@@ -118,6 +162,14 @@ class DynamoWorkloadConfig(SingleModelWorkload):
     """Disaggregated decode workers. Default (``mode: disaggregated``): one, TP 1."""
     kv_backends: tuple[NixlBackend, ...] = Field(default=(NixlBackend.LIBFABRIC,), min_length=1)
     """NIXL backends of the KV transfer (``disaggregated``). Default ``[LIBFABRIC]`` (EFA)."""
+    image: PinnedImage | None = None
+    """The vLLM runtime image every worker runs, pinned: a mirror of ``nvcr.io/nvidia/ai-dynamo/vllm-runtime`` or
+    another release of it, ``…/ai-dynamo/vllm-runtime:<release>[-efa]`` — the tag names the release, which must be
+    the pinned operator's major.minor (the operator renders env, probes and discovery for its own release), and
+    ``-efa`` builds carry libfabric and aws-ofi-nccl (NIXL's LIBFABRIC backend needs them: IMAGE-NIXL-LIBFABRIC).
+    The vLLM inside another release than the catalog's is not known (its ``extra_args`` are checked against the
+    vendored lists nearest the catalog's). Default: the catalog's ``vllm-runtime:1.4.0``, ``1.4.0-efa`` with
+    ``efa``."""
     image_pull_secret: KubernetesName | None = None
     """Secret (``kubernetes.io/dockerconfigjson``) for the Dynamo images, when the registry needs one (a mirror).
     Default none: the ``nvcr.io/nvidia/ai-dynamo`` images are pulled anonymously (?)."""
@@ -159,6 +211,8 @@ class DynamoWorkloadConfig(SingleModelWorkload):
                         "other": other,
                     },
                 )
+        if self.image is not None:
+            check_release(self.image, "vllm-runtime", "image")
         if self.model.source.type is ModelSourceType.IMAGE:
             raise PydanticCustomError(
                 "dynamo_image_source",

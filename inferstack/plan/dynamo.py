@@ -19,8 +19,10 @@ from inferstack.plan.placement import PodPlan, pod_plan
 
 
 def runtime_image(workload: WorkloadBase, accelerator: AcceleratorKind = AcceleratorKind.NVIDIA) -> str:
-    """The vLLM runtime image: the ``-efa`` build (libfabric, aws-ofi-nccl) when the workers request EFA."""
-    return ENGINE_IMAGES["dynamo-vllm-efa" if workload.efa else "dynamo-vllm"]
+    """The vLLM runtime image: the workload's ``image``, else the catalog's — its ``-efa`` build (libfabric,
+    aws-ofi-nccl) when the workers request EFA."""
+    assert isinstance(workload, DynamoWorkloadConfig)
+    return workload.image or ENGINE_IMAGES["dynamo-vllm-efa" if workload.efa else "dynamo-vllm"]
 
 
 def _frontend(workload: DynamoWorkloadConfig, account: str) -> Role:

@@ -47,16 +47,27 @@ def check_nixl_libfabric(config: InferstackConfig) -> Iterator[Finding]:
         if facts is not None and facts.libfabric:
             continue
         what = "is not catalogued, so its libfabric is unconfirmed" if facts is None else "has no libfabric"
-        dynamo = resolved.kind == "dynamo"  # its runtime image follows efa (the -efa build carries libfabric)
+        # a dynamo runtime image follows efa (the -efa build carries libfabric) unless the workload names its own
+        dynamo = resolved.kind == "dynamo"
+        own = getattr(resolved.config, "image", None) is not None
+        if dynamo and own:
+            fix = (
+                "use an -efa build of the runtime (…/ai-dynamo/vllm-runtime:<release>-efa) or kv_backends without "
+                "LIBFABRIC"
+            )
+        elif dynamo:
+            fix = "set efa: true (the vllm-runtime -efa build has libfabric) or kv_backends without LIBFABRIC"
+        else:
+            fix = (
+                "leave image unset (the default for LIBFABRIC is the AWS Ray LLM DLC, which has EFA's libfabric) "
+                "or use an image built with the EFA installer"
+            )
         yield Finding(
             rule=NIXL_LIBFABRIC,
-            path=f"workloads[{resolved.index}].{'efa' if dynamo else 'image'}",
+            path=f"workloads[{resolved.index}].{'efa' if dynamo and not own else 'image'}",
             message=f"image {resolved.image} {what}: NIXL's LIBFABRIC plugin needs EFA's libfabric, which NIXL's "
             "wheel does not carry — the prefill/decode KV transfer cannot start",
-            fix="set efa: true (the vllm-runtime -efa build has libfabric) or kv_backends without LIBFABRIC"
-            if dynamo
-            else "leave image unset (the default for LIBFABRIC is the AWS Ray LLM DLC, which has EFA's libfabric) "
-            "or use an image built with the EFA installer",
+            fix=fix,
         )
 
 
