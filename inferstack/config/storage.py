@@ -221,6 +221,18 @@ class EfsThroughputMode(StrEnum):
     """Throughput grows with the GiB stored, with burst credits (a cache of a few GiB reads slowly)."""
 
 
+class ExistingEfsConfig(StrictModel):
+    """An EFS file system you run already: inferstack provisions access points in it (the ``inferstack-efs``
+    class) and lets the cluster's nodes reach it, and never creates, changes or deletes it."""
+
+    file_system_id: str = Field(pattern=r"^fs-[0-9a-f]{8,17}$")
+    """Its id, e.g. ``fs-0123456789abcdef0``."""
+    security_group_id: str = Field(pattern=r"^sg-[0-9a-f]{8,17}$")
+    """The security group of its mount targets: inferstack adds ingress on NFS (TCP 2049) from the cluster's nodes
+    to it. The file system needs a mount target in each zone the cluster's nodes run in (not checked offline), and
+    no file-system policy that denies anonymous NFS clients (the driver mounts without IAM)."""
+
+
 class EfsConfig(StrictModel):
     """Amazon EFS: a regional file system every node of the cluster mounts (ReadWriteMany), for caches several
     replicas share (``workloads[].caches.*.storage_class: inferstack-efs``). inferstack creates it encrypted, with a
@@ -230,6 +242,20 @@ class EfsConfig(StrictModel):
 
     throughput_mode: EfsThroughputMode = EfsThroughputMode.ELASTIC
     """``elastic`` or ``bursting``. Default ``elastic``."""
+    existing: ExistingEfsConfig | None = None
+    """A file system you run already, instead of one inferstack creates (``throughput_mode`` is then yours to manage
+    and refused here). Default none: inferstack creates one."""
+
+    @model_validator(mode="after")
+    def _existing(self) -> EfsConfig:
+        if self.existing is not None:
+            refuse_unread(
+                self,
+                ("throughput_mode",),
+                "for a file system inferstack creates, and efs.existing names one you run",
+                "manage it on your file system",
+            )
+        return self
 
 
 class StorageConfig(StrictModel):

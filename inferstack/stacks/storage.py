@@ -28,6 +28,7 @@ from inferstack.config.storage import (
     BucketEncryption,
     EfsConfig,
     EfsThroughputMode,
+    ExistingEfsConfig,
     ExistingFsxConfig,
     FsxConfig,
     FsxDeploymentType,
@@ -126,8 +127,10 @@ class StorageStack(cdk.Stack):
         elif storage.fsx is not None:
             created = self._file_system(storage.fsx, vpc)
             self.file_system, self.fsx_mount_name = created, created.mount_name
-        self.efs_file_system: efs.FileSystem | None = None
-        if storage.efs is not None:
+        self.efs_file_system: efs.IFileSystem | None = None
+        if storage.efs is not None and storage.efs.existing is not None:
+            self.efs_file_system = self._existing_efs(storage.efs.existing)
+        elif storage.efs is not None:
             self.efs_file_system = self._efs(storage.efs, vpc)
         self._outputs()
         self.addons: dict[str, eks.Addon] = {}
@@ -478,6 +481,19 @@ class StorageStack(cdk.Stack):
         return file_system
 
     # -- EFS -----------------------------------------------------------------------------------------------------
+    def _existing_efs(self, existing: ExistingEfsConfig) -> efs.IFileSystem:
+        """The EFS file system you run (``storage.efs.existing``), imported; its mount targets' security group
+        admits NFS from the cluster's nodes (an ingress rule of this stack on your group: removed with the stack,
+        nothing else of the file system is touched)."""
+        group = ec2.SecurityGroup.from_security_group_id(
+            self, "EfsSecurityGroup", existing.security_group_id, mutable=True, allow_all_outbound=False
+        )
+        nodes = ec2.Peer.security_group_id(cluster_security_group_id(self.cluster))
+        group.add_ingress_rule(nodes, ec2.Port.tcp(2049), "NFS from cluster nodes")
+        return efs.FileSystem.from_file_system_attributes(
+            self, "EfsFileSystem", file_system_id=existing.file_system_id, security_group=group
+        )
+
     def _efs(self, config: EfsConfig, vpc: ec2.IVpc) -> efs.FileSystem:
         """The EFS file system of shared caches: encrypted, a mount target in each private subnet (one per zone),
         NFS from the cluster's nodes only (the EFS CSI node plugin mounts on the host network, TLS through

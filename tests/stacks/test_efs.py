@@ -5,12 +5,13 @@ an access point owned by the serving uid — applied before the workload whose c
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
 import pytest
 
-from inferstack.config import parse_config
+from inferstack.config import ConfigError, parse_config
 from tests.synth import Synthesized, synthesize
 
 SHARED = {"size_gib": 64, "storage_class": "inferstack-efs", "access_mode": "ReadWriteMany"}
@@ -113,3 +114,35 @@ def test_the_workload_waits_for_the_storage_class(efs_app):
 def test_without_efs_there_is_no_file_system(default_app):
     assert not of_type(default_app, "storage", "AWS::EFS::FileSystem")
     assert not [k for k in default_app.template("workloads")["Resources"] if k.startswith("EfsStorageClass")]
+
+
+EXISTING = {"file_system_id": "fs-0123456789abcdef0", "security_group_id": "sg-0123456789abcdef0"}
+
+
+@pytest.fixture(scope="module")
+def existing_efs_app() -> Synthesized:
+    config = copy.deepcopy(CONFIG)
+    config["storage"] = {"efs": {"existing": EXISTING}}
+    return synthesize(parse_config(config))  # with cdk-nag
+
+
+def test_an_existing_file_system_is_used_not_created(existing_efs_app):
+    """``storage.efs.existing``: no file system, mount target or group of ours; NFS from the nodes added to its
+    group; the class provisions access points in it; the driver add-on as for one inferstack creates."""
+    assert not of_type(existing_efs_app, "storage", "AWS::EFS::FileSystem")
+    assert not of_type(existing_efs_app, "storage", "AWS::EFS::MountTarget")
+    (ingress,) = of_type(existing_efs_app, "storage", "AWS::EC2::SecurityGroupIngress").values()
+    props = ingress["Properties"]
+    assert props["GroupId"] == EXISTING["security_group_id"] and (props["FromPort"], props["ToPort"]) == (2049, 2049)
+    _, resource = _manifest(existing_efs_app, "EfsStorageClass")
+    assert '\\"fileSystemId\\":\\"fs-0123456789abcdef0\\"' in json.dumps(resource["Properties"]["Manifest"])
+    addons = of_type(existing_efs_app, "storage", "AWS::EKS::Addon").values()
+    assert [a for a in addons if a["Properties"]["AddonName"] == "aws-efs-csi-driver"]
+
+
+def test_an_existing_file_systems_throughput_is_its_owners():
+    config = copy.deepcopy(CONFIG)
+    config["storage"] = {"efs": {"existing": EXISTING, "throughput_mode": "bursting"}}
+    with pytest.raises(ConfigError) as raised:
+        parse_config(config)
+    assert "storage.efs.throughput_mode" in str(raised.value)
