@@ -64,7 +64,12 @@ def _one_neuron_node_fix(workload: VllmMultinodeWorkloadConfig) -> str:
 
 
 def check_accelerator(config: InferstackConfig) -> Iterator[Finding]:
-    """vLLM's multi-node mode needs NVIDIA GPUs: the pinned Neuron stack (vllm-neuron 0.5) serves one node."""
+    """vLLM's multi-node mode needs NVIDIA GPUs: the pinned Neuron stack serves one node. Read by a helper: the
+    vllm-neuron 0.5 plugin sets ``distributed_executor_backend = "uni"`` whenever ``world_size > 1``
+    (``vllm_neuron/platform.py:339-340``) and initializes a world of 1 (``worker/neuron_worker.py:186-197``); the
+    SDK 2.31.1 docs say multi-node inference "will be supported in future Neuron releases" (``libraries/
+    nxd-inference/overview-index.rst:27``); ai-on-eks's Trn1 405B LeaderWorkerSet runs the transformers-neuronx vLLM
+    fork of SDK 2.20 (``neuron_multi_node_runner.py``), which no current DLC carries."""
     for path, workload in _all(config):
         accelerator = config.pool(workload.pool).accelerator
         if accelerator is not AcceleratorKind.NVIDIA:
@@ -72,7 +77,10 @@ def check_accelerator(config: InferstackConfig) -> Iterator[Finding]:
                 rule=ACCELERATOR,
                 path=f"{path}.pool",
                 message=f"pool {workload.pool!r} has {accelerator.value} nodes; vllm_multinode spans NVIDIA GPU nodes "
-                "(NCCL between the nodes' ranks) — inferstack's Neuron image serves one node",
+                "(NCCL between the nodes' ranks) — on Neuron the pinned stack has no multi-node serving: the "
+                "vllm-neuron 0.5 plugin runs one engine process (it forces the 'uni' executor for any world size) "
+                "and SDK 2.31.1 lists multi-node inference through vLLM as not yet supported (the ai-on-eks Trn1 "
+                "405B example runs the retired transformers-neuronx vLLM fork of SDK 2.20)",
                 fix=_one_neuron_node_fix(workload),
             )
 

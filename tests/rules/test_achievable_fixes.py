@@ -106,6 +106,9 @@ def test_a_neuron_pool_gets_no_gpu_image_advice_and_one_node_only_where_it_fits(
     assert "IMAGE-MULTINODE-FLAGS" not in rules  # MULTINODE-ACCELERATOR speaks for a Neuron pool
     fix = rules["MULTINODE-ACCELERATOR"].fix
     assert fix.startswith("use a GPU pool:") and "kind: vllm on one Neuron node" not in fix
+    # why it is refused (issue 26 §2.8, LWS on Trainium): the pinned Neuron stack has no multi-node serving at all
+    message = rules["MULTINODE-ACCELERATOR"].message
+    assert "no multi-node serving" in message and "transformers-neuronx" in message
     assert all(INSTANCE_TYPES[n].accelerator_model != "Trainium2" for n in named_instance_types(fix))
 
 
