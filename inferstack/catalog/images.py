@@ -261,9 +261,15 @@ _BY_URI = {facts.uri: facts for facts in IMAGE_FACTS.values()}
 #: from a ``vX.Y.Z`` / ``X.Y.Z`` tag when there is one (else unknown: None).
 _VLLM_OPENAI = re.compile(r"^(?:.+/)?vllm/vllm-openai(?::v?(\d+\.\d+\.\d+)[^:@/]*|:[^:@/]+)?(?:@sha256:[0-9a-f]{64})?$")
 #: The Dynamo vLLM runtime, wherever mirrored: ``…/ai-dynamo/vllm-runtime:<release>[-efa]`` (a digest may follow).
-_DYNAMO_RUNTIME = re.compile(r"^(?:.+/)?ai-dynamo/vllm-runtime:v?(\d+\.\d+\.\d+)(-efa)?(?:@sha256:[0-9a-f]{64})?$")
+#: The release is the tag's semantic version; any ``-suffix`` follows (``1.4.0-cuda13-efa``), as the operator parses
+#: it (runtimeversion.go: semver core, pre-release dropped); an ``efa`` token marks the EFA build.
+_DYNAMO_RUNTIME = re.compile(
+    r"^(?:.+/)?ai-dynamo/vllm-runtime:v?(\d+\.\d+\.\d+)((?:-[0-9A-Za-z.]+)*)(?:@sha256:[0-9a-f]{64})?$"
+)
 #: The Dynamo frontend, wherever mirrored: ``…/ai-dynamo/dynamo-frontend:<release>``.
-_DYNAMO_FRONTEND = re.compile(r"^(?:.+/)?ai-dynamo/dynamo-frontend:v?(\d+\.\d+\.\d+)(?:@sha256:[0-9a-f]{64})?$")
+_DYNAMO_FRONTEND = re.compile(
+    r"^(?:.+/)?ai-dynamo/dynamo-frontend:v?(\d+\.\d+\.\d+)(?:-[0-9A-Za-z.]+)*(?:@sha256:[0-9a-f]{64})?$"
+)
 _RAY_LLM = re.compile(r"^(?:.+/)?rayproject/ray-llm(?::(\d+\.\d+\.\d+)[^:@/]*|:[^:@/]+)?(?:@sha256:[0-9a-f]{64})?$")
 
 
@@ -303,7 +309,7 @@ def image_facts(image: str) -> ImageFacts | None:
             sources=("vllm-project/vllm · docker/Dockerfile (libibverbs and NCCL; no libfabric, no aws-ofi-nccl)",),
         )
     if match := _DYNAMO_RUNTIME.match(image):
-        return _dynamo_runtime(image, match.group(1), efa=bool(match.group(2)))
+        return _dynamo_runtime(image, match.group(1), efa="efa" in match.group(2).split("-"))
     if match := _DYNAMO_FRONTEND.match(image):
         base = IMAGE_FACTS["dynamo-frontend"]
         return dataclasses.replace(

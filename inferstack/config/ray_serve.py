@@ -224,6 +224,7 @@ class RayServeWorkloadConfig(WorkloadBase):
             )
         self._sources()
         self._image_version()
+        self._pd_pipeline()
         if self.workers.gpus_per_pod is not None:
             self._spanning_replicas(self.workers.gpus_per_pod)
         if not self.probes.empty:
@@ -288,6 +289,27 @@ class RayServeWorkloadConfig(WorkloadBase):
                 {"field": "models"},
             )
 
+    def _pd_pipeline(self) -> None:
+        """Prefill/decode without pipeline parallelism: the KV transfer (NixlConnector, ``kv_both``) is vLLM 0.26.0's
+        pull mode, whose PP support is not there — prefill sends its ``tp_size`` and no ``pp_size``
+        (``nixl/pull_scheduler.py:277``), PP > 1 being the push mode's (``nixl/base_worker.py:425-440``); decode
+        would reach only stage 0's agents."""
+        if self.prefill_decode is None:
+            return
+        for side in ("prefill", "decode"):
+            engine = getattr(self.prefill_decode, side).engine
+            if engine.pipeline_parallel_size > 1:
+                raise PydanticCustomError(
+                    "ray_pd_pipeline",
+                    "{stages} pipeline stages on the {side} side: NixlConnector's pull mode (vLLM 0.26.0) moves the "
+                    "KV cache of one pipeline stage only — use tensor parallelism (pipeline_parallel_size 1)",
+                    {
+                        "stages": engine.pipeline_parallel_size,
+                        "side": side,
+                        "field": f"prefill_decode.{side}.engine.pipeline_parallel_size",
+                    },
+                )
+
     def _spanning_replicas(self, pod: int) -> None:
         """Replicas larger than a worker pod span whole pods of whole pipeline stages (see ``gpus_per_pod``)."""
         for path, engine in self._engine_paths():
@@ -317,6 +339,21 @@ class RayServeWorkloadConfig(WorkloadBase):
                         "field": "workers.gpus_per_pod",
                     },
                 )
+        largest = max(e.tensor_parallel_size * e.pipeline_parallel_size for _, e in self._engine_paths())
+        pods = -(-largest // pod)
+        if self.workers.max_pods is not None and self.workers.max_pods < pods:
+            raise PydanticCustomError(
+                "ray_max_pods",
+                "{max} worker pods cannot hold one replica of {ranks} ranks at {gpus} GPUs per pod: its placement "
+                "group would stay pending — at least {pods}",
+                {
+                    "max": self.workers.max_pods,
+                    "ranks": largest,
+                    "gpus": pod,
+                    "pods": pods,
+                    "field": "workers.max_pods",
+                },
+            )
         for role, engines in self._role_engine_paths().items():
             sizes = {e.tensor_parallel_size * e.pipeline_parallel_size for _, e in engines}
             if len(sizes) > 1 and max(sizes) > pod:

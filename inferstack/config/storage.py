@@ -229,8 +229,11 @@ class ExistingEfsConfig(StrictModel):
     """Its id, e.g. ``fs-0123456789abcdef0``."""
     security_group_id: str = Field(pattern=r"^sg-[0-9a-f]{8,17}$")
     """The security group of its mount targets: inferstack adds ingress on NFS (TCP 2049) from the cluster's nodes
-    to it. The file system needs a mount target in each zone the cluster's nodes run in (not checked offline), and
-    no file-system policy that denies anonymous NFS clients (the driver mounts without IAM)."""
+    to it (a rule already there for the same source and port makes CloudFormation fail on the duplicate: remove
+    it first). Not checked offline: the file system needs a mount target in the cluster's VPC in each zone its nodes
+    run in, and no file-system policy that denies anonymous NFS clients (the driver mounts without IAM). A file
+    system inferstack created, moved here, keeps its files but loses the mount targets and security group inferstack
+    made (they go with its template): give it mount targets of your own first."""
 
 
 class EfsConfig(StrictModel):

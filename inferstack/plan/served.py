@@ -206,6 +206,8 @@ def engine_release(workload: ServedEngine) -> str:
         found = facts.vllm_version if facts is not None else vllm_version_of_image(image)
         if found is not None:
             return found
+        if facts is not None and facts.engine == "dynamo":
+            return ENGINE_VLLM_VERSIONS["dynamo-vllm"]  # another 1.4 runtime: the catalog's is the nearest known
     return ENGINE_VLLM_VERSIONS["vllm-gpu"]
 
 

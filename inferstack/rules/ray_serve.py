@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from inferstack.catalog.images import image_facts
 from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
 from inferstack.catalog.ray import RAY_ACCELERATOR_TYPE, accelerator_types
-from inferstack.catalog.versions import ENGINE_RAY_VERSIONS
+from inferstack.catalog.versions import ENGINE_IMAGES, ENGINE_RAY_VERSIONS
 from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig, UpgradeStrategy
 from inferstack.plan import resolve
@@ -26,6 +27,7 @@ ACCELERATOR = "RAY-ACCELERATOR-TYPE"
 UPGRADE = "RAY-UPGRADE-CAPACITY"
 CAPACITY = "RAY-WORKER-CAPACITY"
 SPANNING_ZONE = "RAY-SPANNING-ZONE"
+SPANNING_EFA = "RAY-SPANNING-EFA"
 #: The autoscaler sidecar's requests (KubeRay v1.7.0 default autoscalerOptions.resources).
 AUTOSCALER_CPU = 0.5
 AUTOSCALER_MEMORY_GIB = 0.5
@@ -90,8 +92,9 @@ def check_pd_efa(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_spanning_zone(config: InferstackConfig) -> Iterator[Finding]:
-    """RAY-SPANNING-ZONE: a replica whose pipeline stages span worker pods runs on a pool pinned to one zone (its
-    activations cross the pods at every step: across zones they are slow and billed, and EFA does not cross)."""
+    """RAY-SPANNING-ZONE (warning, as MULTINODE-ZONE): a replica whose pipeline stages span worker pods runs on a
+    pool pinned to one zone (its activations cross the pods at every step: across zones they are slow and billed,
+    and EFA does not cross)."""
     if config.network.az_count < 2:
         return
     for path, workload in _workloads(config):
@@ -107,7 +110,39 @@ def check_spanning_zone(config: InferstackConfig) -> Iterator[Finding]:
                 message=f"a replica spans {ranks(spanning[0]) // pod} worker pods (workers.gpus_per_pod {pod}) and "
                 f"pool {pool.name!r} spans every zone: its pipeline stages may land in different zones",
                 fix="pin the pool to one zone (availability_zone: 0)",
+                severity=Severity.WARNING,
             )
+
+
+def check_spanning_efa(config: InferstackConfig) -> Iterator[Finding]:
+    """RAY-SPANNING-EFA (warning, as MULTINODE-EFA and MULTINODE-EFA-IMAGE): a replica spanning worker pods on an
+    EFA pool talks NCCL over EFA only with ``efa: true`` and an image carrying aws-ofi-nccl (the AWS Ray LLM DLC);
+    rayproject/ray-llm has none, and its stages would exchange activations over TCP without an error."""
+    plan = resolve(config)
+    for path, workload in _workloads(config):
+        pool = config.pool(workload.pool)
+        pod = gpus_per_pod(workload)
+        spanning = any(spans_pods(e, pod) for engines in role_engines(workload).values() for e, _ in engines)
+        if not spanning or not (pool.efa or workload.efa):
+            continue
+        facts = image_facts(plan.workload(workload).image)
+        if workload.efa and facts is not None and facts.aws_ofi_nccl:
+            continue
+        yield Finding(
+            rule=SPANNING_EFA,
+            path=f"{path}.efa" if not workload.efa else f"{path}.image",
+            message="a replica spans worker pods on an EFA pool, but "
+            + (
+                "the pods request no EFA devices"
+                if not workload.efa
+                else f"image {plan.workload(workload).image} has no aws-ofi-nccl (NCCL's EFA plugin)"
+            )
+            + ": its pipeline stages exchange activations over TCP",
+            fix=f"set efa: true and image: {ENGINE_IMAGES['ray-llm-efa']} (ray_version "
+            f"{ENGINE_RAY_VERSIONS['ray-llm-efa']}: the AWS Ray LLM DLC has aws-ofi-nccl), or accept TCP between the "
+            "stages",
+            severity=Severity.WARNING,
+        )
 
 
 def check_pd_zone(config: InferstackConfig) -> Iterator[Finding]:
@@ -218,4 +253,5 @@ RULES = (
     Rule(id=UPGRADE, title="NewCluster upgrades have room for a second cluster", check=check_upgrade_capacity),
     Rule(id=CAPACITY, title="The pool holds the starting replicas' worker pods", check=check_worker_capacity),
     Rule(id=SPANNING_ZONE, title="A replica spanning pods stays in one zone", check=check_spanning_zone),
+    Rule(id=SPANNING_EFA, title="A replica spanning pods on EFA uses it", check=check_spanning_efa),
 )

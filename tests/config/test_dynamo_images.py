@@ -75,3 +75,18 @@ def test_an_image_the_operator_would_misrun_is_refused_at_its_field(fields, path
     with pytest.raises(ConfigError) as raised:
         parse_config(example(**fields))
     assert any(p.path == path and words in p.message for p in raised.value.problems), raised.value
+
+
+def test_a_tag_with_a_suffix_names_its_release_as_the_operator_reads_it():
+    """runtimeversion.go keeps the semver core and drops the pre-release: ``1.4.0-cuda13-efa`` is 1.4.0, the EFA
+    build."""
+    facts = image_facts(f"{MIRROR}/vllm-runtime:1.4.0-cuda13-efa")
+    assert facts is not None and facts.engine_version == "1.4.0" and facts.libfabric
+    assert parse_config(example(image=f"{MIRROR}/vllm-runtime:1.4.0-cuda13-efa"))
+
+
+def test_another_1_4_runtime_is_sized_with_the_catalogs_vllm():
+    from inferstack.plan.served import engine_release, engines
+
+    config = parse_config(example(image=f"{MIRROR}/vllm-runtime:1.4.1-efa"))
+    assert {engine_release(e) for _, e in engines(config)} == {"0.26.0"}

@@ -133,6 +133,8 @@ UPSTREAM_IMAGE = "vllm/vllm-openai:v0.31.0"
 WARNING_RULES = frozenset(
     {
         "CACHE-ZONE",
+        "RAY-SPANNING-ZONE",
+        "RAY-SPANNING-EFA",
         "ENGINE-FLAGS-UNVERIFIED",
         "FSX-EXISTING-SYNC",
         "KARPENTER-CUSTOM-AMI",
@@ -303,6 +305,23 @@ CASES: dict[str, tuple[dict, dict]] = {
         ),
         {},  # the L40S pool spans the VPC's zones
         gpu_pool(availability_zone=0),
+    ),
+    "RAY-SPANNING-EFA": case(
+        merge(
+            gpu_pool(instance_types=["p5.48xlarge"], efa=True, availability_zone=0),
+            only_workload(
+                kind="ray_serve",
+                models=[
+                    {
+                        "model": {"id": "Qwen/Qwen3-8B", "source": {"type": "s3_mount"}},
+                        "engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2},
+                    }
+                ],
+                workers={"gpus_per_pod": 8},  # a replica of 16 ranks over 2 worker pods of a p5 node each
+            ),
+        ),
+        {},  # no EFA devices: the stages talk TCP
+        workload(efa=True, image=ENGINE_IMAGES["ray-llm-efa"], ray_version="2.58.0"),
     ),
     "CACHE-KIND": case(
         {},

@@ -134,6 +134,7 @@ def test_an_existing_file_system_is_used_not_created(existing_efs_app):
     (ingress,) = of_type(existing_efs_app, "storage", "AWS::EC2::SecurityGroupIngress").values()
     props = ingress["Properties"]
     assert props["GroupId"] == EXISTING["security_group_id"] and (props["FromPort"], props["ToPort"]) == (2049, 2049)
+    assert "ClusterSecurityGroupId" in json.dumps(props["SourceSecurityGroupId"])  # the nodes, nothing wider
     _, resource = _manifest(existing_efs_app, "EfsStorageClass")
     assert '\\"fileSystemId\\":\\"fs-0123456789abcdef0\\"' in json.dumps(resource["Properties"]["Manifest"])
     addons = of_type(existing_efs_app, "storage", "AWS::EKS::Addon").values()

@@ -466,8 +466,65 @@ class TestReplicaAcrossPods:
     def test_a_pool_across_zones_is_named(self):
         data = copy.deepcopy(R1)
         del data["compute"]["karpenter_pools"][0]["availability_zone"]
-        (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "RAY-SPANNING-ZONE"]
+        (finding,) = [f for f in evaluate(parse_config(data)).warnings if f.rule == "RAY-SPANNING-ZONE"]
         assert finding.path == "workloads[0].pool" and "2 worker pods" in finding.message
+
+    def test_max_pods_below_one_replicas_pods_is_refused(self):
+        data = copy.deepcopy(R1)
+        data["workloads"][0]["workers"]["max_pods"] = 1
+        with pytest.raises(ConfigError) as raised:
+            parse_config(data)
+        (problem,) = raised.value.problems
+        assert problem.path == "workloads[0].workers.max_pods" and "at least 2" in problem.message
+
+    def test_a_tp_group_larger_than_a_node_is_lowered_first(self):
+        data = copy.deepcopy(R1)
+        engine = data["workloads"][0]["models"][0]["engine"]
+        engine |= {"tensor_parallel_size": 16, "pipeline_parallel_size": 1}
+        del data["workloads"][0]["workers"]["gpus_per_pod"]
+        report = evaluate(parse_config(data))
+        for rule in ("PARALLEL-NODE", "SCHEDULING"):
+            (finding,) = [f for f in report.errors if f.rule == rule]
+            assert "lower tensor_parallel_size to a node's GPUs and raise pipeline_parallel_size" in finding.fix
+
+    def test_model_fit_spreads_a_ray_replica_over_worker_pods(self):
+        """DeepSeek-R1's weights fit no 8-GPU A100-40GB node at any TP: the fix spreads pipeline stages over worker
+        pods, not a kind Ray Serve is not."""
+        data = copy.deepcopy(R1)
+        data["compute"]["karpenter_pools"][0]["instance_types"] = ["p4d.24xlarge"]
+        engine = data["workloads"][0]["models"][0]["engine"]
+        engine |= {"tensor_parallel_size": 8, "pipeline_parallel_size": 1}
+        del data["workloads"][0]["workers"]["gpus_per_pod"]
+        (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "MODEL-FIT"]
+        assert "more worker pods per replica" in finding.fix and "vllm_multinode" not in finding.fix
+
+    def test_prefill_decode_sides_take_no_pipeline_stages(self):
+        """vLLM 0.26.0's NixlConnector (pull mode) moves one pipeline stage's KV cache."""
+        pd = {"prefill": {"engine": {"pipeline_parallel_size": 2}}}
+        with pytest.raises(ConfigError) as raised:
+            parse_config(
+                {
+                    "compute": POOLS,
+                    "workloads": [
+                        {"name": "c", "kind": "ray_serve", "pool": "l40s", "models": [QWEN], "prefill_decode": pd}
+                    ],
+                }
+            )
+        assert any(
+            p.path == "workloads[0].prefill_decode.prefill.engine.pipeline_parallel_size"
+            and "one pipeline stage" in p.message
+            for p in raised.value.problems
+        )
+
+
+@pytest.mark.parametrize(
+    ("tp", "replica", "node", "split"),
+    [(8, 16, 8, 8), (4, 12, 8, 4), (4, 16, 8, 8), (2, 6, 8, 6), (16, 16, 8, None)],
+)
+def test_the_pod_split_keeps_tp_groups_whole_and_pods_full(tp, replica, node, split):
+    from inferstack.rules.serving.common import ray_pod_split
+
+    assert ray_pod_split(tp, replica, node) == split
 
     def test_without_gpus_per_pod_the_fix_is_to_span_pods(self):
         data = copy.deepcopy(R1)
@@ -485,3 +542,30 @@ class TestReplicaAcrossPods:
         data["compute"]["karpenter_pools"][0]["max_accelerators"] = 8
         (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "RAY-WORKER-CAPACITY"]
         assert "need 2 node(s)" in finding.message and "it holds 1" in finding.message
+
+
+class TestSpanningOverEfa:
+    """RAY-SPANNING-EFA: on an EFA pool a spanning replica's stages talk EFA only with efa: true and an image that has
+    NCCL's EFA plugin; otherwise a warning says they go over TCP."""
+
+    @staticmethod
+    def _config(**fields: object) -> dict:
+        data = copy.deepcopy(R1)
+        data["compute"]["karpenter_pools"][0]["efa"] = True
+        data["workloads"][0].update(fields)
+        return data
+
+    def test_efa_off_on_an_efa_pool_warns_at_efa(self):
+        (finding,) = [f for f in evaluate(parse_config(self._config())).warnings if f.rule == "RAY-SPANNING-EFA"]
+        assert finding.path == "workloads[0].efa" and "no EFA devices" in finding.message
+
+    def test_efa_on_the_default_image_warns_at_image(self):
+        report = evaluate(parse_config(self._config(efa=True)))
+        (finding,) = [f for f in report.warnings if f.rule == "RAY-SPANNING-EFA"]
+        assert finding.path == "workloads[0].image" and "aws-ofi-nccl" in finding.message
+
+    def test_efa_on_the_dlc_is_compliant(self):
+        from inferstack.catalog.versions import ENGINE_IMAGES, ENGINE_RAY_VERSIONS
+
+        data = self._config(efa=True, image=ENGINE_IMAGES["ray-llm-efa"], ray_version=ENGINE_RAY_VERSIONS["ray-llm"])
+        assert not [f for f in evaluate(parse_config(data)).warnings if f.rule == "RAY-SPANNING-EFA"]

@@ -76,11 +76,13 @@ def span_pods(config: InferstackConfig, path: str, workload: ServedEngine) -> li
     return [changes] if viable(config, changes) else []
 
 
-def across_nodes(workload: object) -> str:
-    """How ``workload``'s kind spreads one replica over nodes, for a fix text."""
+def across_nodes(workload: object, tp_fits: bool = True) -> str:
+    """How ``workload``'s kind spreads one replica over nodes, for a fix text; ``tp_fits``: its tensor-parallel size
+    fits a node (else it must come down first, pipeline stages taking the rest)."""
     if isinstance(workload, RayServeWorkloadConfig):
+        lower = "" if tp_fits else "lower tensor_parallel_size to a node's GPUs and raise pipeline_parallel_size, then "
         return (
-            "span worker pods (workers.gpus_per_pod a node's GPUs, a multiple of tensor_parallel_size: pipeline "
-            "stages across pods)"
+            f"{lower}span worker pods (workers.gpus_per_pod a node's GPUs, a multiple of tensor_parallel_size: "
+            "pipeline stages across pods)"
         )
     return f"serve it across nodes (kind: {MULTINODE_KIND}, GPU pools)"

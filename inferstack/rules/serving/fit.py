@@ -9,6 +9,7 @@ from typing import Any
 
 from inferstack.catalog.instances import AcceleratorKind, InstanceType
 from inferstack.config.model import InferstackConfig
+from inferstack.config.ray_serve import RayServeWorkloadConfig
 from inferstack.plan.placement import pool_instances
 from inferstack.plan.served import (
     ServedEngine,
@@ -125,9 +126,14 @@ def _fit_alternatives(
         else:
             options.append(f"max_model_len ≤ {value:,} on {host.name}")
     if not options:
+        spread = (
+            "more worker pods per replica (pipeline_parallel_size, with workers.gpus_per_pod a node's GPUs)"
+            if isinstance(workload.workload, RayServeWorkloadConfig)
+            else f"more nodes per replica (kind: {MULTINODE_KIND})"
+        )
         options.append(
             "a pool with more accelerator memory (e.g. p5e/p5en H200, p6-b200), quantization: fp8, "
-            f"kv_cache_dtype: fp8, or more nodes per replica (kind: {MULTINODE_KIND})"
+            f"kv_cache_dtype: fp8, or {spread}"
         )
     return "use " + " or ".join(options)
 

@@ -74,7 +74,8 @@ def _bigger_or_across(workload: ServedEngine, bigger: list[str], parallel: int, 
     serves on whose node the model fits (MODEL-FIT's sizing), else across nodes — never an instance type that does not
     exist, that inferstack does not serve on, or that the model does not fit."""
     accelerator = AcceleratorKind.NEURON if unit == "NeuronCores" else AcceleratorKind.NVIDIA
-    across = across_nodes(workload.workload)
+    top_node = max((ranks_per_node(t) for t in serving_instances(accelerator)), default=0)
+    across = across_nodes(workload.workload, tp_fits=workload.engine.tensor_parallel_size <= top_node)
     if not bigger:
         bigger = sorted(
             t.name

@@ -74,9 +74,16 @@ def _no_pool_fix(plan: PodPlan, workload: object) -> str:
         unit = "NeuronCores" if plan.accelerator is AcceleratorKind.NEURON else "GPUs"
         return (
             f"no instance type inferstack serves on holds {ranks} {unit} (the most: {ranks_per_node(top)} on "
-            f"{top.name}) — lower tensor_parallel_size × pipeline_parallel_size per pod, or {across_nodes(workload)}"
+            f"{top.name}) — lower tensor_parallel_size × pipeline_parallel_size per pod, or "
+            f"{across_nodes(workload, tp_fits=_tp_fits(workload, ranks_per_node(top)))}"
         )
     return "add a pool whose instances hold the request, or lower tensor_parallel_size / resources"
+
+
+def _tp_fits(workload: object, node: int) -> bool:
+    """Whether every tensor-parallel size of ``workload``'s engines fits a node of ``node`` ranks."""
+    engines = getattr(workload, "engines", None) or [getattr(workload, "engine", None)]
+    return all(getattr(e, "tensor_parallel_size", 1) <= node for e in engines if e is not None)
 
 
 def _taints(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> frozenset[tuple[str, str]]:
