@@ -284,10 +284,14 @@ STORAGE_ADDON_SERVICE_ACCOUNTS: dict[str, str] = {
 ENGINE_VLLM_VERSIONS: dict[str, str] = {
     "vllm-gpu": "0.31.0",
     "vllm-neuron": "0.16.0",
-    # Read from each image's build files (see ENGINE_IMAGES); no flag list is vendored for these, so they set only
-    # the sizing model's release line. Triton's is unconfirmed (?).
+    # Read from each image's build files (see ENGINE_IMAGES). Dynamo's and Ray's 0.26.0 has a vendored flag list (its
+    # worker flags and Serve engine_kwargs are checked against it); KServe's and Triton's set only the sizing model's
+    # release line. Triton's is unconfirmed (?).
     "dynamo-vllm": "0.26.0",
     "dynamo-vllm-efa": "0.26.0",
+    # rayproject/ray-llm:2.58.0 and the AWS Ray LLM DLC: Ray 2.58.0 requires vllm[audio]==0.26.0 (its wheel's METADATA)
+    "ray-llm": "0.26.0",
+    "ray-llm-efa": "0.26.0",
     "kserve-huggingface": "0.24.0",
     "triton-vllm": "0.31.0",
 }

@@ -35,9 +35,9 @@ EFA_ENV = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"}
 #: Serve's ingress (and the P/D proxy) take 1 CPU by default and the head has none, so they would hold a GPU pod:
 #: give them none, so they run on the head (and a model at min_replicas 0 releases its GPU nodes).
 CPU_FREE_ACTOR = {"ray_actor_options": {"num_cpus": 0}}
-#: The vLLM flag list engine_kwargs are checked against: the image's vLLM is >= 0.11 and unread (?), the nearest
-#: vendored list is 0.19.0 — every typed option inferstack renders exists in both.
-ENGINE_KWARGS_FLAGS = ENGINE_VLLM_VERSIONS["vllm-gpu"]
+#: The vLLM flag list engine_kwargs are checked against: the pinned Ray image's vLLM (Ray 2.58.0 requires
+#: vllm[audio]==0.26.0), whose list is vendored.
+ENGINE_KWARGS_FLAGS = ENGINE_VLLM_VERSIONS["ray-llm"]
 
 
 def placement(engine: VllmEngineConfig, pod: int, resource: str | None = None) -> dict[str, Any]:

@@ -13,17 +13,17 @@ from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.images import image_facts
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.catalog.versions import IMAGES
+from inferstack.catalog.versions import ENGINE_VLLM_VERSIONS, IMAGES
 from inferstack.config.base import StrictModel
-from inferstack.config.engine import VllmEngineConfig, check_extra_args_near
+from inferstack.config.engine import VllmEngineConfig, check_extra_args
 from inferstack.config.ray_serve import NixlBackend
 from inferstack.config.types import KubernetesName, PinnedImage
 from inferstack.config.workloads import ModelSourceType, SingleModelWorkload
 
-#: vLLM flag lists a worker's ``extra_args`` are checked against: the runtime image ships vLLM 0.26.0
-#: (pyproject.toml ``vllm[flashinfer,runai,otel]==0.26.0`` at Dynamo 1.4.0), whose list is not vendored — the
-#: vendored lists around it.
-DYNAMO_VLLM_FLAGS = ("0.33.0", "0.19.0")
+#: The vLLM flag list a worker's ``extra_args`` are checked against: the runtime image ships vLLM 0.26.0
+#: (pyproject.toml ``vllm[flashinfer,runai,otel]==0.26.0`` at Dynamo 1.4.0), whose list is vendored (dumped from the
+#: 0.26.0 wheel's own parser: scripts/upstream/engines). Another 1.4 runtime's vLLM is not known: the same list.
+DYNAMO_VLLM_FLAGS = ENGINE_VLLM_VERSIONS["dynamo-vllm"]
 
 #: Longest workload name: the operator names a worker component's objects ``<name>-<component>-<worker hash>``
 #: (GetDCDResourceName, dynamo/graph.go at 1.4.0; ``-prefill`` is the longest component, the hash 8 hex characters:
@@ -110,8 +110,8 @@ def check_release(image: str, repository: str, field: str) -> None:
 
 
 def check_runtime_args(args: tuple[str, ...], prefix: str) -> None:
-    """``args`` against the vLLM flags around the runtime's vLLM 0.26.0 (not vendored)."""
-    check_extra_args_near(args, DYNAMO_VLLM_FLAGS, prefix)
+    """``args`` against the runtime's vLLM 0.26.0 flag list."""
+    check_extra_args(args, DYNAMO_VLLM_FLAGS, prefix=prefix)
 
 
 def _worker_engine(engine: VllmEngineConfig) -> VllmEngineConfig:

@@ -35,7 +35,7 @@ def test_committed_data_is_what_the_script_writes():
 
 
 def test_versions_and_provenance(v19):
-    assert VLLM_VERSIONS == ("0.19.0", "0.31.0", "0.33.0")
+    assert VLLM_VERSIONS == ("0.19.0", "0.26.0", "0.31.0", "0.33.0")
     assert (v19.engine, v19.version) == ("vllm", "0.19.0")
     assert v19.provenance["source_file"] == "vllm-0.19.0-serve-flags.json"
     assert v19.provenance["git_commit"] == "2a69949bdadf0e8942b7a1619b229cb475beef20"
@@ -44,7 +44,7 @@ def test_versions_and_provenance(v19):
 
 
 def test_unknown_version_lists_the_available_ones():
-    with pytest.raises(ValueError, match=r"0\.19\.0, 0\.31\.0, 0\.33\.0"):
+    with pytest.raises(ValueError, match=r"0\.19\.0, 0\.26\.0, 0\.31\.0, 0\.33\.0"):
         vllm_flags("0.20.0")
 
 

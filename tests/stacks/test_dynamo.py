@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic_core import PydanticCustomError
 
 from inferstack.catalog.engine_flags import vllm_flags
 from inferstack.catalog.kubernetes import DYNAMO_NAMESPACE
@@ -122,7 +123,7 @@ class TestDisaggregated:
             flags = [a.split("=", 1)[0] for a in container["args"] if a.startswith("--")]
             assert "--port" not in flags
             for flag in set(flags) - DYNAMO_FLAGS:
-                assert any(vllm_flags(v).knows(flag) for v in DYNAMO_VLLM_FLAGS), flag
+                assert vllm_flags(DYNAMO_VLLM_FLAGS).knows(flag), flag
 
     def test_the_operator_owns_service_account_and_shared_memory(self, dynamo_app):
         for component in components(graph(dynamo_app)).values():
@@ -313,3 +314,14 @@ def test_the_construct_refuses_another_releases_image():
     )
     with pytest.raises(PropError, match=r"components\['worker'\]\.image — component 'worker' runs .*:0\.5\.0"):
         DynamoGraph(cdk8s.Chart(cdk8s.App(), "c"), "g", graph)
+
+
+def test_worker_flags_are_checked_against_the_runtimes_own_vllm():
+    """The runtime carries vLLM 0.26.0, whose list is vendored: a flag 0.26.0 has and the releases around it lack
+    passes, and one added after it (0.31.0's ``--tool-strict-level``) is refused, naming 0.26.0."""
+    from inferstack.config.dynamo import check_runtime_args
+
+    check_runtime_args(("--enable-bf16x3-router-gemm",), "workloads[0].workers.engine.")
+    with pytest.raises(PydanticCustomError) as raised:
+        check_runtime_args(("--tool-strict-level", "1"), "workloads[0].workers.engine.")
+    assert "0.26.0" in str(raised.value)
