@@ -208,6 +208,8 @@ def engine_release(workload: ServedEngine) -> str:
             return found
         if facts is not None and facts.engine == "dynamo":
             return ENGINE_VLLM_VERSIONS["dynamo-vllm"]  # another 1.4 runtime: the catalog's is the nearest known
+        if isinstance(config, RayServeWorkloadConfig):
+            return ENGINE_VLLM_VERSIONS["ray-llm"]  # an image of its own: the pinned Ray's vLLM is the nearest known
     return ENGINE_VLLM_VERSIONS["vllm-gpu"]
 
 

@@ -126,8 +126,8 @@ def check_spanning_efa(config: InferstackConfig) -> Iterator[Finding]:
         if not spanning or not (pool.efa or workload.efa):
             continue
         facts = image_facts(plan.workload(workload).image)
-        if workload.efa and facts is not None and facts.aws_ofi_nccl:
-            continue
+        if workload.efa and (facts is None or facts.aws_ofi_nccl):
+            continue  # an image inferstack has no facts of is not judged (as MULTINODE-EFA-IMAGE does)
         yield Finding(
             rule=SPANNING_EFA,
             path=f"{path}.efa" if not workload.efa else f"{path}.image",

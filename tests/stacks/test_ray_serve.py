@@ -13,7 +13,7 @@ from inferstack.catalog.kubernetes import KUBERAY_NAMESPACE
 from inferstack.catalog.ray import config_problems
 from inferstack.config import ConfigError, parse_config
 from inferstack.rules import evaluate
-from tests.synth import SYNC_IMAGE
+from tests.synth import ROOT, SYNC_IMAGE
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 
@@ -323,6 +323,27 @@ def test_the_chart_checks_what_it_renders(monkeypatch):
         )
 
 
+def test_engine_kwargs_are_checked_against_the_images_own_vllm(monkeypatch):
+    """rayproject/ray-llm:2.58.0 carries vLLM 0.26.0: an engine argument only a later vLLM has (0.31.0's
+    ``max_num_active_seqs``) stops the render, naming 0.26.0."""
+    import cdk8s
+
+    from inferstack.charts import ray_serve
+    from inferstack.charts.workload import StorageRefs
+    from inferstack.plan import resolve
+
+    data = {"compute": POOLS, "workloads": [{"name": "chat", "kind": "ray_serve", "pool": "l40s", "models": [QWEN]}]}
+    (resolved,) = resolve(parse_config(data)).workloads
+    original = ray_serve.engine_kwargs
+    monkeypatch.setattr(ray_serve, "engine_kwargs", lambda *a, **k: {**original(*a, **k), "max_num_active_seqs": 4})
+    with pytest.raises(
+        ray_serve.RayServeConfigError, match=r"max_num_active_seqs: not an engine argument of vLLM 0\.26\.0"
+    ):
+        ray_serve.RayServeChart(
+            cdk8s.App(), "c", resolved, StorageRefs(region="us-east-1", bucket="b", sync_image=SYNC_IMAGE)
+        )
+
+
 def test_an_accelerator_type_is_declared_on_the_worker_groups():
     """Ray adds accelerator_type:<X> to every bundle; the autoscaler knows a group's resources from its spec only."""
     import cdk8s
@@ -496,7 +517,17 @@ class TestReplicaAcrossPods:
         engine |= {"tensor_parallel_size": 8, "pipeline_parallel_size": 1}
         del data["workloads"][0]["workers"]["gpus_per_pod"]
         (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "MODEL-FIT"]
-        assert "more worker pods per replica" in finding.fix and "vllm_multinode" not in finding.fix
+        assert "span worker pods (workers.gpus_per_pod" in finding.fix and "vllm_multinode" not in finding.fix
+
+    def test_a_prefill_decode_app_is_not_told_to_add_pipeline_stages(self):
+        """Its sides take no pipeline stages (NixlConnector's pull mode): the fix is to drop prefill_decode."""
+        data = yaml.safe_load((ROOT / "examples" / "ray-pd-efa-p5.yaml").read_text())
+        data["workloads"][0]["prefill_decode"]["prefill"]["engine"]["tensor_parallel_size"] = 16
+        report = evaluate(parse_config(data))
+        fixes = [f.fix for f in report.errors if f.rule in ("PARALLEL-NODE", "SCHEDULING")]
+        assert fixes and not any("raise pipeline_parallel_size" in f or "gpus_per_pod" in f for f in fixes), fixes
+        (scheduling,) = [f.fix for f in report.errors if f.rule == "SCHEDULING"]
+        assert "serve it without prefill_decode" in scheduling
 
     def test_prefill_decode_sides_take_no_pipeline_stages(self):
         """vLLM 0.26.0's NixlConnector (pull mode) moves one pipeline stage's KV cache."""
@@ -516,16 +547,6 @@ class TestReplicaAcrossPods:
             for p in raised.value.problems
         )
 
-
-@pytest.mark.parametrize(
-    ("tp", "replica", "node", "split"),
-    [(8, 16, 8, 8), (4, 12, 8, 4), (4, 16, 8, 8), (2, 6, 8, 6), (16, 16, 8, None)],
-)
-def test_the_pod_split_keeps_tp_groups_whole_and_pods_full(tp, replica, node, split):
-    from inferstack.rules.serving.common import ray_pod_split
-
-    assert ray_pod_split(tp, replica, node) == split
-
     def test_without_gpus_per_pod_the_fix_is_to_span_pods(self):
         data = copy.deepcopy(R1)
         del data["workloads"][0]["workers"]["gpus_per_pod"]
@@ -542,6 +563,16 @@ def test_the_pod_split_keeps_tp_groups_whole_and_pods_full(tp, replica, node, sp
         data["compute"]["karpenter_pools"][0]["max_accelerators"] = 8
         (finding,) = [f for f in evaluate(parse_config(data)).errors if f.rule == "RAY-WORKER-CAPACITY"]
         assert "need 2 node(s)" in finding.message and "it holds 1" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("tp", "replica", "node", "split"),
+    [(8, 16, 8, 8), (4, 12, 8, 4), (4, 16, 8, 8), (2, 6, 8, 6), (16, 16, 8, None)],
+)
+def test_the_pod_split_keeps_tp_groups_whole_and_pods_full(tp, replica, node, split):
+    from inferstack.rules.serving.common import ray_pod_split
+
+    assert ray_pod_split(tp, replica, node) == split
 
 
 class TestSpanningOverEfa:
@@ -569,3 +600,22 @@ class TestSpanningOverEfa:
 
         data = self._config(efa=True, image=ENGINE_IMAGES["ray-llm-efa"], ray_version=ENGINE_RAY_VERSIONS["ray-llm"])
         assert not [f for f in evaluate(parse_config(data)).warnings if f.rule == "RAY-SPANNING-EFA"]
+
+    def test_an_image_inferstack_has_no_facts_of_is_not_judged(self):
+        data = self._config(
+            efa=True, image="123456789012.dkr.ecr.us-west-2.amazonaws.com/team/ray:1", ray_version="2.58.0"
+        )
+        assert not [f for f in evaluate(parse_config(data)).warnings if f.rule == "RAY-SPANNING-EFA"]
+
+
+def test_a_ray_image_of_its_own_is_sized_with_the_pinned_rays_vllm():
+    """Its vLLM is not known: the pinned Ray's (2.58.0 requires vllm 0.26.0) is the nearest, as its engine_kwargs are
+    checked against it — not the GPU image's 0.31.0."""
+    from inferstack.plan.served import engine_release, engines
+
+    data = copy.deepcopy(R1)
+    data["workloads"][0] |= {
+        "image": "123456789012.dkr.ecr.us-west-2.amazonaws.com/team/ray:1",
+        "ray_version": "2.58.0",
+    }
+    assert {engine_release(e) for _, e in engines(parse_config(data))} == {"0.26.0"}

@@ -79,6 +79,11 @@ def span_pods(config: InferstackConfig, path: str, workload: ServedEngine) -> li
 def across_nodes(workload: object, tp_fits: bool = True) -> str:
     """How ``workload``'s kind spreads one replica over nodes, for a fix text; ``tp_fits``: its tensor-parallel size
     fits a node (else it must come down first, pipeline stages taking the rest)."""
+    if isinstance(workload, RayServeWorkloadConfig) and workload.prefill_decode is not None:
+        return (
+            "serve it without prefill_decode (its sides take no pipeline stages; without it a replica's stages can "
+            "span worker pods)"
+        )
     if isinstance(workload, RayServeWorkloadConfig):
         lower = "" if tp_fits else "lower tensor_parallel_size to a node's GPUs and raise pipeline_parallel_size, then "
         return (

@@ -21,7 +21,7 @@ from inferstack.plan.served import (
     sizing_input,
 )
 from inferstack.rules.base import Finding, Rule
-from inferstack.rules.serving.common import MULTINODE_KIND, describe_more_nodes, more_nodes
+from inferstack.rules.serving.common import MULTINODE_KIND, across_nodes, describe_more_nodes, more_nodes
 from inferstack.rules.suggestions import suggesting, viable
 from inferstack.sizing.model import SizingResult, longest_fitting_len
 from inferstack.sizing.neuron import longest_fitting_neuron_len
@@ -127,9 +127,9 @@ def _fit_alternatives(
             options.append(f"max_model_len ≤ {value:,} on {host.name}")
     if not options:
         spread = (
-            "more worker pods per replica (pipeline_parallel_size, with workers.gpus_per_pod a node's GPUs)"
+            across_nodes(workload.workload)
             if isinstance(workload.workload, RayServeWorkloadConfig)
-            else f"more nodes per replica (kind: {MULTINODE_KIND})"
+            else (f"more nodes per replica (kind: {MULTINODE_KIND})")
         )
         options.append(
             "a pool with more accelerator memory (e.g. p5e/p5en H200, p6-b200), quantization: fp8, "
