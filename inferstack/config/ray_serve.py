@@ -262,6 +262,18 @@ class RayServeWorkloadConfig(WorkloadBase):
             return [self.prefill_decode.prefill.engine, self.prefill_decode.decode.engine]
         return [m.engine for m in self.models]
 
+    @property
+    def pod_gpus(self) -> int:
+        """GPUs of one worker pod: ``workers.gpus_per_pod``, else the largest replica's TP × PP."""
+        largest = max(e.tensor_parallel_size * e.pipeline_parallel_size for e in self.engines)
+        return self.workers.gpus_per_pod or largest
+
+    def replica_pods(self, engine: VllmEngineConfig) -> int:
+        """Worker pods one replica of ``engine`` spans: TP × PP / :attr:`pod_gpus` when the replica is larger than a
+        pod (``workers.gpus_per_pod``), else 1."""
+        replica = engine.tensor_parallel_size * engine.pipeline_parallel_size
+        return replica // self.pod_gpus if replica > self.pod_gpus else 1
+
     def _sources(self) -> None:
         """Sources one Ray pod can load together: mounted (``s3_mount``, ``fsx``), ``image``, at most one ``hf``
         download, one Hugging Face token."""

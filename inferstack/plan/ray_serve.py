@@ -34,9 +34,8 @@ def role_engines(workload: RayServeWorkloadConfig) -> dict[str, list[tuple[VllmE
 
 
 def gpus_per_pod(workload: RayServeWorkloadConfig) -> int:
-    """GPUs of one worker pod: ``workers.gpus_per_pod``, else the largest replica's TP × PP."""
-    largest = max(ranks(engine) for engines in role_engines(workload).values() for engine, _ in engines)
-    return workload.workers.gpus_per_pod or largest
+    """GPUs of one worker pod (:attr:`RayServeWorkloadConfig.pod_gpus`)."""
+    return workload.pod_gpus
 
 
 def spans_pods(engine: VllmEngineConfig, pod: int) -> bool:

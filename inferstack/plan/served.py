@@ -93,13 +93,14 @@ def engines(config: InferstackConfig) -> Iterator[tuple[str, ServedEngine]]:
             )
         elif isinstance(workload, RayServeWorkloadConfig):
             pd = workload.prefill_decode
-            pod = workload.workers.gpus_per_pod
             if pd is not None:
                 model = workload.models[0].model
                 for side, engine in (("prefill", pd.prefill.engine), ("decode", pd.decode.engine)):
                     yield (
                         f"{path}.prefill_decode.{side}",
-                        ServedEngine(index, workload, model, engine, _ray_pods(engine, pod), accelerator=accelerator),
+                        ServedEngine(
+                            index, workload, model, engine, workload.replica_pods(engine), accelerator=accelerator
+                        ),
                     )
             else:
                 for position, served in enumerate(workload.models):
@@ -110,7 +111,7 @@ def engines(config: InferstackConfig) -> Iterator[tuple[str, ServedEngine]]:
                             workload,
                             served.model,
                             served.engine,
-                            _ray_pods(served.engine, pod),
+                            workload.replica_pods(served.engine),
                             accelerator=accelerator,
                         ),
                     )
@@ -122,13 +123,6 @@ def engines(config: InferstackConfig) -> Iterator[tuple[str, ServedEngine]]:
                     f"{path}.{workload.role_path(name)}",
                     ServedEngine(index, workload, workload.model, role.engine, accelerator=accelerator),
                 )
-
-
-def _ray_pods(engine: VllmEngineConfig, pod: int | None) -> int:
-    """Worker pods (nodes) one Ray Serve replica of ``engine`` spans: TP × PP / ``workers.gpus_per_pod`` when that is
-    smaller than the replica, else 1."""
-    replica = engine.tensor_parallel_size * engine.pipeline_parallel_size
-    return replica // pod if pod is not None and replica > pod else 1
 
 
 def memory_per_rank_gib(instance: InstanceType) -> float:

@@ -14,7 +14,7 @@ from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig, UpgradeStrategy
 from inferstack.plan import resolve
 from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, pool_instances
-from inferstack.plan.ray_serve import gpus_per_pod, pods_for, ranks, role_engines, spans_pods
+from inferstack.plan.ray_serve import gpus_per_pod, pods_for, ranks, role_engines
 from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.rules.disaggregation import efa_findings, nixl_findings, pool_gpus, zone_findings
 
@@ -99,15 +99,15 @@ def check_spanning_zone(config: InferstackConfig) -> Iterator[Finding]:
         return
     for path, workload in _workloads(config):
         pool = config.pool(workload.pool)
-        pod = gpus_per_pod(workload)
         if pool.availability_zone is not None:
             continue
-        spanning = [e for engines in role_engines(workload).values() for e, _ in engines if spans_pods(e, pod)]
+        spanning = [e for e in workload.engines if workload.replica_pods(e) > 1]
         if spanning:
             yield Finding(
                 rule=SPANNING_ZONE,
                 path=f"{path}.pool",
-                message=f"a replica spans {ranks(spanning[0]) // pod} worker pods (workers.gpus_per_pod {pod}) and "
+                message=f"a replica spans {workload.replica_pods(spanning[0])} worker pods (workers.gpus_per_pod "
+                f"{workload.pod_gpus}) and "
                 f"pool {pool.name!r} spans every zone: its pipeline stages may land in different zones",
                 fix="pin the pool to one zone (availability_zone: 0)",
                 severity=Severity.WARNING,
@@ -118,14 +118,13 @@ def check_spanning_efa(config: InferstackConfig) -> Iterator[Finding]:
     """RAY-SPANNING-EFA (warning, as MULTINODE-EFA and MULTINODE-EFA-IMAGE): a replica spanning worker pods on an
     EFA pool talks NCCL over EFA only with ``efa: true`` and an image carrying aws-ofi-nccl (the AWS Ray LLM DLC);
     rayproject/ray-llm has none, and its stages would exchange activations over TCP without an error."""
-    plan = resolve(config)
     for path, workload in _workloads(config):
         pool = config.pool(workload.pool)
-        pod = gpus_per_pod(workload)
-        spanning = any(spans_pods(e, pod) for engines in role_engines(workload).values() for e, _ in engines)
+        spanning = any(workload.replica_pods(engine) > 1 for engine in workload.engines)
         if not spanning or not (pool.efa or workload.efa):
-            continue
-        facts = image_facts(plan.workload(workload).image)
+            continue  # the common case: nothing to resolve
+        image = resolve(config).workload(workload).image
+        facts = image_facts(image)
         if workload.efa and (facts is None or facts.aws_ofi_nccl):
             continue  # an image inferstack has no facts of is not judged (as MULTINODE-EFA-IMAGE does)
         yield Finding(
@@ -135,7 +134,7 @@ def check_spanning_efa(config: InferstackConfig) -> Iterator[Finding]:
             + (
                 "the pods request no EFA devices"
                 if not workload.efa
-                else f"image {plan.workload(workload).image} has no aws-ofi-nccl (NCCL's EFA plugin)"
+                else f"image {image} has no aws-ofi-nccl (NCCL's EFA plugin)"
             )
             + ": its pipeline stages exchange activations over TCP",
             fix=f"set efa: true and image: {ENGINE_IMAGES['ray-llm-efa']} (ray_version "
