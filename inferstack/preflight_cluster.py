@@ -68,7 +68,8 @@ DECLARE_INSTEAD: dict[str, str] = {
 }
 #: Catalog charts inferstack installs nowhere yet, each with the reason (every catalog chart is classified).
 NOT_INSTALLED: dict[str, str] = {
-    "inferencepool": "pinned for the Gateway API inference extension; no stack installs it yet",
+    "inferencepool": "the Gateway API inference extension's release: workloads[].routing renders its picker (the "
+    "image of this release) and InferencePool itself, in the standalone layout, without the chart",
 }
 
 

@@ -40,7 +40,7 @@ def with_gateway_renamed(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def with_more_replicas(data: dict[str, Any]) -> dict[str, Any]:
-    data["workloads"][0]["replicas"] = 2
+    data["workloads"][0]["replicas"] = 3
     return data
 
 

@@ -242,15 +242,16 @@ def test_kserve_keeps_crd_then_controller_then_webhook_then_custom_resources(syn
 
 
 def test_sync_options_keep_namespaces_and_let_custom_resources_wait_for_their_crds(exported):
-    """Namespaces are neither pruned nor deleted; a custom resource is not dry-run before the wave that installs
-    its CRD (Argo CD dry-runs every wave first); built-in kinds get neither option."""
+    """Namespaces (and the CRDs inferstack applies) are neither pruned nor deleted; a custom resource is not dry-run
+    before the wave that installs its CRD (Argo CD dry-runs every wave first); built-in kinds get neither option."""
     _, _, result, _ = exported
     kinds = set()
     for item in result.files:
         document = item.document
         options = set((document["metadata"]["annotations"].get(SYNC_OPTIONS) or "").split(",")) - {""}
         custom = is_custom_resource(document["apiVersion"], document["kind"])
-        if document["kind"] == "Namespace":
+        if document["kind"] in ("Namespace", "CustomResourceDefinition"):
+            # a CRD inferstack applies (the InferencePool's) is durable: deleting it deletes every pool
             assert options == set(RETAINED_OPTIONS.split(",")), item.path
         elif document["kind"] == "Application":
             assert not options  # its own syncOptions are in its spec

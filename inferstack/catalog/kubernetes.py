@@ -126,7 +126,8 @@ def operator_namespaces() -> frozenset[str]:
 #: kube-prometheus-stack (PodMonitor), KEDA (ScaledObject), LeaderWorkerSet, KubeRay (RayService), the NIM operator
 #: (NIMCache, NIMService), the Dynamo operator (DynamoGraphDeployment), KServe (InferenceService) and the
 #: ``inferstack-model-cache`` StorageClass (``model-cache``: NIM caches, Ollama's models, EBS caches) and the
-#: ``inferstack-efs`` StorageClass (``efs-storage``: EFS caches).
+#: ``inferstack-efs`` StorageClass (``efs-storage``: EFS caches), and the InferencePool CRD (``inference-pool``: a
+#: workload's router).
 WORKLOAD_OPERATORS = frozenset(
     {
         "prometheus",
@@ -140,6 +141,7 @@ WORKLOAD_OPERATORS = frozenset(
         "efs-storage",
         "gp3-storage",
         "metrics-server",
+        "inference-pool",
     }
 )
 #: Namespace of the KubeRay operator release.

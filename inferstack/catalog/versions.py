@@ -246,6 +246,16 @@ IMAGES: dict[str, str] = {
     "knative-operator-webhook": "gcr.io/knative-releases/knative.dev/operator/cmd/webhook:v1.21.1",
     # The Dynamo operator, at the platform chart's release (operator values tag "" → Chart appVersion 1.4.0).
     "dynamo-operator": "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.4.0",
+    # The Gateway API inference extension's endpoint picker (``workloads[].routing``), v1.5.0: the last release with
+    # the full picker in kubernetes-sigs/gateway-api-inference-extension (v1.6.0 keeps only a conformance "lwepp";
+    # the picker moved to llm-d/llm-d-router) and the release of the pinned ``inferencepool`` chart
+    # (``config/charts/epplib`` values at tag v1.5.0). Built FROM gcr.io/distroless/static:nonroot (uid 65532;
+    # Dockerfile at the tag), entrypoint /epp.
+    "endpoint-picker": "registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0",
+    # The Envoy proxy beside the endpoint picker (its ext_proc client), the image the v1.5.0 ``standalone`` chart
+    # runs (``config/charts/standalone/values.yaml``). The distroless Envoy images run as uid 65532 (their
+    # Dockerfile's distroless ``nonroot`` base); not confirmed offline (?) — inferstack sets the uid itself.
+    "envoy-router": "docker.io/envoyproxy/envoy:distroless-v1.33.2",
 }
 
 #: Python packages of the model-sync image (exact pins). Their wheels, and every dependency's, are locked with

@@ -21,6 +21,7 @@ from inferstack.charts.observability import served_workload
 from inferstack.charts.overrides import apply_overrides
 from inferstack.charts.pod_customization import apply_pod_config
 from inferstack.charts.probes import apply_probes
+from inferstack.charts.routing import add_router
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.bench import BenchJob, BenchJobProps, BenchLoad
@@ -33,6 +34,7 @@ from inferstack.constructs.validation import PropError
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
 from inferstack.plan import PodPlan, ResolvedModel, ResolvedWorkload
 from inferstack.plan.bench import ResolvedBench
+from inferstack.plan.routing import routing_of
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,6 +169,9 @@ class WorkloadChart(cdk8s.Chart):
         for model in resolved.models:
             self._sync(resolved, model, refs)
         self.serve(resolved, refs)
+        router = routing_of(workload)
+        if router is not None:
+            add_router(self, router)
         served = served_workload(resolved)
         if served is not None:
             ServingAlerts(self, "alerts", served)

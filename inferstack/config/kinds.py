@@ -22,6 +22,7 @@ from pydantic import Discriminator, Tag
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import WORKLOAD_OPERATORS
 from inferstack.catalog.metrics import EngineMetrics
+from inferstack.catalog.routing import ENGINE_METRICS
 from inferstack.catalog.versions import ENGINE_IMAGES, IMAGES
 from inferstack.config.workloads import DEFAULT_KIND, WorkloadBase
 
@@ -99,6 +100,10 @@ class WorkloadKind:
     """The directory of its serving container under which the engine keeps every compile cache (``caches.compile``
     is mounted there): a directory whose parent is a volume's root (the pod's writable HOME), so the runtime creates
     no root-owned directory on the way. None: ``caches.compile`` is refused for it. Default None."""
+    routing_engine: str | None = None
+    """The engine whose ``/metrics`` the endpoint picker reads for its pods (a key of
+    :data:`inferstack.catalog.routing.ENGINE_METRICS`: ``vllm``, ``sglang``). None: ``routing`` is refused for it.
+    Default None."""
     hub_cache: bool = False
     """Its serving container reads an ``hf`` model from the model source's ``HF_HOME`` (``caches.huggingface``
     replaces that emptyDir). Default False: ``caches.huggingface`` is refused for it."""
@@ -157,6 +162,8 @@ def _problems(kind: WorkloadKind) -> list[str]:
         problems.append(f"operators {unknown} — inferstack installs {', '.join(sorted(WORKLOAD_OPERATORS))}")
     if (kind.endpoint is None) == (not kind.no_endpoint):
         problems.append("endpoint — give its OpenAI-compatible endpoint, or no_endpoint saying why it has none")
+    if kind.routing_engine is not None and kind.routing_engine not in ENGINE_METRICS:
+        problems.append(f"routing_engine {kind.routing_engine!r} — the picker knows {', '.join(ENGINE_METRICS)}")
     images = sorted(set(kind.images) - set(ENGINE_IMAGES) - set(IMAGES))
     if images:
         problems.append(f"images {images} — pinned images: {', '.join([*ENGINE_IMAGES, *IMAGES])}")

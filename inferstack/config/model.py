@@ -702,9 +702,13 @@ class InferstackConfig(StrictModel):
         joins: dict[str, str] = {}
         accounts: dict[tuple[str, str], str] = {}
         # <x>-bench named both by a workload and by x's benchmark: bench_name_taken (below) names that clash
-        bench_named = {(w.namespace, f"{w.name}-bench") for w in self.workloads if w.bench} & {
-            (w.namespace, w.name) for w in self.workloads
-        }
+        # likewise <x>-router: router_name_taken
+        bench_named = {
+            (w.namespace, f"{w.name}-{suffix}")
+            for w in self.workloads
+            for suffix, on in (("bench", w.bench), ("router", w.routing))
+            if on
+        } & {(w.namespace, w.name) for w in self.workloads}
         for index, workload in enumerate(self.workloads):
             if workload.pool not in pools:
                 valid = ", ".join(sorted(pools)) or "none configured — add compute.karpenter_pools or node_groups"
@@ -766,7 +770,11 @@ class InferstackConfig(StrictModel):
                     "it or set service_account",
                     {"field": f"workloads[{index}].name"},
                 )
-            derived = [f"{workload.name}-model-sync", *([f"{workload.name}-bench"] if workload.bench else [])]
+            derived = [
+                f"{workload.name}-model-sync",
+                *([f"{workload.name}-bench"] if workload.bench else []),
+                *([f"{workload.name}-router"] if workload.routing else []),
+            ]
             for account in (own, *derived):
                 owner = accounts.get((workload.namespace, account))
                 if (workload.namespace, account) in bench_named:
@@ -788,6 +796,20 @@ class InferstackConfig(StrictModel):
                 role = "" if account == own else f" ({account.removeprefix(workload.name + '-')})"
                 accounts[(workload.namespace, account)] = f"{workload.name}{role}"
         for index, workload in enumerate(self.workloads):
+            router = f"{workload.name}-router"
+            if workload.routing is not None and (workload.namespace, router) in names:
+                raise PydanticCustomError(
+                    "router_name_taken",
+                    "{ns}/{name}'s router is named {router} (its Deployment, Service, ServiceAccount, ConfigMaps, "
+                    "InferencePool and NetworkPolicy), and {ns}/{router} is a workload — rename that workload or "
+                    "{name}, or remove {name}'s routing",
+                    {
+                        "ns": workload.namespace,
+                        "name": workload.name,
+                        "router": router,
+                        "field": f"workloads[{index}].routing",
+                    },
+                )
             bench = f"{workload.name}-bench"
             if workload.bench is not None and (workload.namespace, bench) in names:
                 raise PydanticCustomError(

@@ -26,6 +26,7 @@ from inferstack.config.engine import (
 )
 from inferstack.config.pod import PodConfig
 from inferstack.config.probes import ProbeScheme, ProbesConfig
+from inferstack.config.routing import RoutingConfig
 from inferstack.config.secret_ref import SecretRef
 from inferstack.config.storage import check_prefix
 from inferstack.config.types import KubernetesName, ServiceName, check_plain
@@ -296,6 +297,11 @@ class WorkloadBase(StrictModel):
     """Persistent volumes for the engine's compile caches (``compile``) and the Hub download of an ``hf`` model
     (``huggingface``), so a replaced pod starts from what an earlier one built (:mod:`inferstack.config.caches`).
     Default none: both live in the pod."""
+    routing: RoutingConfig | None = None
+    """A request router in front of the replicas (the Gateway API inference extension's endpoint picker, with
+    Envoy): each request goes to the replica with the shortest queue, the most free KV cache and the longest cached
+    prefix; clients call ``<name>-router`` on port 8081 (:mod:`inferstack.config.routing`). ``vllm``,
+    ``vllm_multinode`` and ``sglang`` only. Default none: the Service spreads requests."""
     pod: PodConfig = PodConfig()
     """Labels, annotations and environment variables of its serving pods, whichever kind or operator makes them
     (not of its Jobs). Keys Kubernetes, inferstack or an operator owns are refused. Default none."""

@@ -18,6 +18,7 @@ KIND = WorkloadKind(
     chart=SglangChart,
     paths=sglang_paths,
     rules=(engines.RULES, sglang_admin.RULES),
+    routing_engine="sglang",
     endpoint=KindEndpoint(port=SGLANG_PORT, path="/v1", provider="openai"),
     unchecked_flags=f"SGLang {IMAGE_FACTS['sglang'].engine_version}",
     engine_image=lambda workload, accelerator: workload.image_for(),

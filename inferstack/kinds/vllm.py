@@ -21,6 +21,7 @@ KIND = WorkloadKind(
     chart=VllmChart,
     paths=vllm_paths,
     rules=(serving.RULES, engine_flags.RULES, aibrix.RULES),
+    routing_engine="vllm",
     endpoint=KindEndpoint(port=VLLM_PORT, path="/v1", provider="hosted_vllm"),
     served_models=vllm_models,
     metrics=VLLM,

@@ -19,6 +19,7 @@ KIND = WorkloadKind(
     paths=vllm_multinode_paths,
     rules=(serving.RULES, engine_flags.RULES, multinode.RULES),
     operators=("lws",),
+    routing_engine="vllm",
     endpoint=KindEndpoint(port=VLLM_PORT, path="/v1", provider="hosted_vllm"),
     metrics=VLLM,
     engine_image=VllmMultinodeWorkloadConfig.image,

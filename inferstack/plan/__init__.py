@@ -32,6 +32,7 @@ from inferstack.plan.names import (
     sync_service_account,
 )
 from inferstack.plan.placement import PodPlan, pod_plan, pool_instances, pool_labels, pool_node_taints, pool_taints
+from inferstack.plan.routing import routed
 
 __all__ = [
     "Planner",
@@ -215,6 +216,8 @@ def workload_plan(
     needed = {*kind_of(workload).operators, *operators}
     if workload.monitoring:
         needed.add("prometheus")
+    if routed(workload):
+        needed.add("inference-pool")  # the InferencePool CRD its router's picker watches
     used = (compile_cache(workload, pools[workload.pool].accelerator), hub_cache(workload))
     classes = {volume.storage_class for volume in used if volume is not None}
     if MODEL_CACHE_STORAGE_CLASS in classes:

@@ -12,6 +12,7 @@ from inferstack.config.kserve import KServeWorkloadConfig
 from inferstack.config.ollama import OllamaWorkloadConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
 from inferstack.config.workloads import VllmWorkloadConfig, WorkloadBase
+from inferstack.plan.routing import routing_of
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,20 @@ def served_models(workload: WorkloadBase) -> tuple[str, ...]:
 
 
 def endpoint_of(workload: WorkloadBase) -> Endpoint:
-    """The workload's OpenAI-compatible endpoint. :raises NoEndpointError: for kinds that serve none."""
+    """The workload's OpenAI-compatible endpoint — its router's Service when it has one (``routing``).
+    :raises NoEndpointError: for kinds that serve none."""
     kind = kind_of(workload)
     if kind.endpoint is None:
         raise NoEndpointError(kind.no_endpoint)
     service = kind.endpoint
+    router = routing_of(workload)
+    if router is not None:  # clients call the router, which picks a replica
+        host = f"{router.name}.{workload.namespace}.svc.cluster.local"
+        return Endpoint(
+            api_base=f"http://{host}:{router.port}{service.path}",
+            provider=service.provider,
+            models=kind.models_served(workload),
+        )
     host = f"{workload.name}{service.suffix}.{workload.namespace}.svc.cluster.local"
     base = f"http://{host}:{service.port}{service.path}" if service.port else f"http://{host}{service.path}"
     return Endpoint(api_base=base, provider=service.provider, models=kind.models_served(workload))

@@ -25,7 +25,7 @@ Sources, at the pinned versions:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.kubernetes import (
@@ -35,6 +35,7 @@ from inferstack.catalog.kubernetes import (
     KNATIVE_NAMESPACE,
     PROMETHEUS_NAMESPACE,
 )
+from inferstack.catalog.routing import EPP_METRICS_PORT
 from inferstack.config.kinds import kind_of
 from inferstack.config.kserve import DeploymentMode
 from inferstack.config.litellm import DatabaseMode, LiteLLMWorkloadConfig
@@ -44,7 +45,8 @@ from inferstack.plan import ResolvedPlatform, ResolvedWorkload, resolve
 from inferstack.plan.bench import bench_pods
 from inferstack.plan.kserve import knative_serving
 from inferstack.plan.names import namespaces_to_create
-from inferstack.plan.runtime_paths import RuntimePaths
+from inferstack.plan.routing import ResolvedRouting, routing_of
+from inferstack.plan.runtime_paths import Call, RuntimePaths
 
 NAME_LABEL = "app.kubernetes.io/name"
 #: Labels of the one-off Jobs next to a workload (model sync, Neuron compile): they fetch and write the bucket.
@@ -122,8 +124,36 @@ def workload_pods(workload: ResolvedWorkload) -> dict[str, str]:
 
 
 def runtime_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> RuntimePaths:
-    """The paths ``workload``'s kind declares for it (``WorkloadKind.paths``)."""
-    return kind_of(workload.kind).paths(platform, workload)
+    """The paths ``workload``'s kind declares for it (``WorkloadKind.paths``); with a router (``routing``), its pods
+    call the serving port (Envoy sends the requests, the picker scrapes ``/metrics`` there) and clients reach the
+    pods through it only."""
+    paths = kind_of(workload.kind).paths(platform, workload)
+    router = routing_of(workload.config)
+    if router is None:
+        return paths
+    call = Call(
+        workload.namespace,
+        (router.target_port,),
+        "the router's Envoy sends the requests its picker assigns, and the picker scrapes /metrics",
+        pods=router_pods(router),
+    )
+    return replace(paths, calls=(*paths.calls, call), direct_clients=False)
+
+
+def router_pods(router: ResolvedRouting) -> dict[str, str]:
+    """The label of a router's pods."""
+    return {NAME_LABEL: router.name}
+
+
+def front_door(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Peer:
+    """Where a client of ``workload`` connects: its router's pods on the router port, else its own pods on the
+    serving ports."""
+    router = routing_of(workload.config)
+    if router is not None:
+        return Peer(namespace=workload.namespace, pods=router_pods(router), ports=(router.port,))
+    return Peer(
+        namespace=workload.namespace, pods=workload_pods(workload), ports=runtime_paths(platform, workload).serving
+    )
 
 
 def _clients(
@@ -227,10 +257,12 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
     own = workload_pods(workload)
     group = [] if paths.group == () else [Peer(namespace=workload.namespace, pods=own, ports=paths.group or ())]
     ingress = [*group, *_clients(config, workload, paths, behind_gateway=_only_through_gateways(workload, gateways))]
-    ingress += [Peer(namespace=g.namespace, pods=workload_pods(g), ports=paths.serving) for g in gateways]
+    router = routing_of(workload.config)
+    if router is None:  # with a router, the gateways and the benchmark call it instead (_router_flows)
+        ingress += [Peer(namespace=g.namespace, pods=workload_pods(g), ports=paths.serving) for g in gateways]
     if workload.config.monitoring and paths.metrics:
         ingress.append(Peer(namespace=PROMETHEUS_NAMESPACE, pods=PROMETHEUS_POD, ports=paths.metrics))
-    if workload.bench is not None:
+    if workload.bench is not None and router is None:
         ingress.append(Peer(namespace=workload.namespace, pods=bench_pods(workload.name), ports=paths.serving))
     ingress += _port_clients(workload)
     egress = list(group)
@@ -241,9 +273,7 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
     gateway = workload.config
     if isinstance(gateway, LiteLLMWorkloadConfig):
         for backend in _backends(platform, workload):
-            ports = runtime_paths(platform, backend).serving
-            egress += [Peer(namespace=backend.namespace, pods=workload_pods(backend), ports=ports)]
-            egress += [*_service_peers(backend), *_to_knative(config, backend)]
+            egress += [front_door(platform, backend), *_service_peers(backend), *_to_knative(config, backend)]
         providers = any(b.provider is not None for r in gateway.routes for b in r.backends)
         if providers and Peer(cidr=ANYWHERE, ports=(HTTPS,)) not in egress:
             egress.append(Peer(cidr=ANYWHERE, ports=(HTTPS,)))
@@ -302,16 +332,46 @@ def _bench_flows(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Work
         pods=bench_pods(workload.name),
         ingress=(),
         egress=(
-            Peer(
-                namespace=workload.namespace,
-                pods=workload_pods(workload),
-                ports=runtime_paths(platform, workload).serving,
-            ),
+            front_door(platform, workload),
             *_service_peers(workload),
             *_to_knative(platform.config, workload),
             Peer(cidr=POD_IDENTITY_AGENT, ports=(80,)),
             Peer(cidr=ANYWHERE, ports=(HTTPS,)),
         ),
+    )
+
+
+def _router_flows(
+    platform: ResolvedPlatform, workload: ResolvedWorkload, router: ResolvedRouting, gateways: list[ResolvedWorkload]
+) -> WorkloadFlows:
+    """A router's pods: the workload's clients (its namespace, ``client_namespaces`` — unless LiteLLM gateways
+    front it —, the gateways, its benchmark) on the router port, Prometheus on the picker's metrics port; out to the
+    serving pods' port and to the Kubernetes API (the picker watches the pods and its InferencePool)."""
+    config = platform.config
+    port = (router.port,)
+    ingress: list[Peer] = []
+    if not _only_through_gateways(workload, gateways):
+        if config.network_policies.namespace_clients:
+            ingress.append(Peer(namespace=workload.namespace, ports=port))
+        for namespace in config.network_policies.client_namespaces:
+            if namespace != workload.namespace or not config.network_policies.namespace_clients:
+                ingress.append(Peer(namespace=namespace, ports=port))
+    ingress += [Peer(namespace=g.namespace, pods=workload_pods(g), ports=port) for g in gateways]
+    if workload.bench is not None:
+        ingress.append(Peer(namespace=workload.namespace, pods=bench_pods(workload.name), ports=port))
+    if router.monitoring:
+        ingress.append(Peer(namespace=PROMETHEUS_NAMESPACE, pods=PROMETHEUS_POD, ports=(EPP_METRICS_PORT,)))
+    egress = [
+        Peer(namespace=workload.namespace, pods=workload_pods(workload), ports=(router.target_port,)),
+        Peer(cidr=ANYWHERE, ports=(HTTPS,)),
+    ]
+    return WorkloadFlows(
+        owner=workload.name,
+        name=router.name,
+        namespace=workload.namespace,
+        pods=router_pods(router),
+        ingress=unique_peers(ingress),
+        egress=unique_peers(egress),
     )
 
 
@@ -340,6 +400,11 @@ def network_flows(config: InferstackConfig) -> tuple[NamespaceFlows, ...]:
         workloads = [w for w in platform.workloads if w.namespace == namespace]
         flows = tuple(_flows(platform, w, routed.get((w.namespace, w.name), [])) for w in workloads)
         flows += tuple(_bench_flows(platform, w) for w in workloads if w.bench is not None)
+        flows += tuple(
+            _router_flows(platform, w, router, routed.get((w.namespace, w.name), []))
+            for w in workloads
+            if (router := routing_of(w.config)) is not None
+        )
         batch = [MODEL_SYNC] if any(w.sync for w in workloads) else []
         if any(w.writes_bucket and w.pool.accelerator is AcceleratorKind.NEURON for w in workloads):
             batch.append(NEURON_COMPILE)

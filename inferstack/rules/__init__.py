@@ -33,6 +33,7 @@ from inferstack.rules import (
     pod_ports,
     prefix_overlap,
     resources,
+    routing,
     secrets,
     storage,
 )
@@ -63,6 +64,7 @@ PLATFORM_RULES: tuple[Rule, ...] = (
     pod_ports.RULE,
     kv_events.RULE,
     *caches.RULES,
+    *routing.RULES,
 )
 _loaded: dict[int, tuple[Rule, ...]] = {}
 

@@ -29,6 +29,7 @@ from inferstack.catalog.kubernetes import (
     POOL_LABEL,
     SYSTEM_POOL,
 )
+from inferstack.catalog.routing import inference_pool_crd
 from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
 from inferstack.charts.knative import KnativeServingChart
 from inferstack.charts.workload import StorageRefs
@@ -520,6 +521,34 @@ def _gp3(scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: Sto
     return storage
 
 
+class InferencePoolCrdChart(cdk8s.Chart):
+    """The InferencePool CustomResourceDefinition (``inference.networking.k8s.io/v1``) a workload's router needs: no
+    pinned chart installs it (the extension's ``inferencepool`` chart creates pools, not the CRD), so it is applied
+    as upstream ships it (:func:`inferstack.catalog.routing.inference_pool_crd`)."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id, disable_resource_name_hashes=True)
+        crd = inference_pool_crd()
+        cdk8s.ApiObject(
+            self,
+            "inference-pool-crd",
+            api_version=crd["apiVersion"],
+            kind=crd["kind"],
+            metadata=cdk8s.ApiObjectMetadata(
+                name=crd["metadata"]["name"], annotations=dict(crd["metadata"].get("annotations") or {})
+            ),
+        ).add_json_patch(cdk8s.JsonPatch.add("/spec", crd["spec"]))
+
+
+def _inference_pool(
+    scope: Construct, cluster: eks.ICluster, plan: WorkloadsPlan, refs: StorageRefs
+) -> Construct | None:
+    """The InferencePool CRD, applied (another install of the extension may have created it) and durable: deleting a
+    CRD deletes every InferencePool on the cluster, inferstack's or not."""
+    chart = InferencePoolCrdChart(cdk8s.App(), "inference-pool")
+    return add_chart_manifest(scope, "InferencePoolCrd", cluster, chart, durable=True, overwrite=True)
+
+
 #: The resource-metrics API for CPU HPAs (a gateway's): the metrics-server EKS community add-on (AWS-built; the
 #: default version for the cluster — its availability per region could not be checked offline (?)).
 METRICS_SERVER_ADDON = "metrics-server"
@@ -553,4 +582,5 @@ WORKLOAD_OPERATORS: dict[str, OperatorInstaller] = {
     "efs-storage": _efs_storage,
     "gp3-storage": _gp3,
     "metrics-server": _metrics_server,
+    "inference-pool": _inference_pool,
 }

@@ -23,6 +23,7 @@ from inferstack.plan import resolve
 from inferstack.plan.endpoints import NoEndpointError, endpoint_of
 from inferstack.plan.names import namespaces_to_create
 from inferstack.plan.network import _backends, runtime_paths
+from inferstack.plan.routing import routing_of
 from inferstack.plan.runtime_paths import RAY_INTERNAL
 
 PROMETHEUS = Pod("monitoring", {"app.kubernetes.io/name": "prometheus"})
@@ -130,8 +131,10 @@ def test_app_paths_are_admitted(any_app):
             assert all(connection_allowed(objects, pod, POD_IDENTITY, 80) for pod in mine), workload.name
         if workload.kind == "litellm":
             for backend in _backends(platform, workload):
-                port = runtime_paths(platform, backend).serving[0]
-                for target in pods[(backend.namespace, backend.name)]:
+                router = routing_of(backend.config)
+                port = router.port if router else runtime_paths(platform, backend).serving[0]
+                name = router.name if router else backend.name
+                for target in pods[(backend.namespace, name)]:
                     assert all(connection_allowed(objects, g, target, port) for g in mine), backend.name
     for job in batch_pods(objects):
         assert connection_allowed(objects, job, S3, 443)
@@ -168,17 +171,20 @@ def test_a_backend_behind_a_gateway_is_reached_only_through_it():
     data["network_policies"] = {"client_namespaces": ["apps"]}
     proxy = Pod("gateway", {"app.kubernetes.io/name": "llm-gateway"})
     neighbour, app = Pod("gateway", {"app": "x"}), Pod("apps", {"app": "x"})
-    vllm, sglang = (Pod("gateway", {"app.kubernetes.io/name": n}) for n in ("qwen-vllm", "qwen-sglang"))
+    # both backends run behind their routers (routing): the routers are what clients and the gateway reach
+    vllm, sglang = (Pod("gateway", {"app.kubernetes.io/name": f"{n}-router"}) for n in ("qwen-vllm", "qwen-sglang"))
     objects = NetworkPoliciesChart(cdk8s.App(), "np", network_flows(InferstackConfig.model_validate(data))).to_json()
-    for backend, port in ((vllm, 8000), (sglang, 30000)):
+    for backend, port in ((vllm, 8081), (sglang, 8081)):
         assert connection_allowed(objects, proxy, backend, port)
         assert not connection_allowed(objects, neighbour, backend, port)
         assert not connection_allowed(objects, app, backend, port)
     assert connection_allowed(objects, app, proxy, 4000)  # the gateway itself serves its clients
     data["workloads"][2]["routes"][0]["backends"][0]["direct_clients"] = True
     objects = NetworkPoliciesChart(cdk8s.App(), "np", network_flows(InferstackConfig.model_validate(data))).to_json()
-    assert connection_allowed(objects, app, vllm, 8000) and connection_allowed(objects, neighbour, vllm, 8000)
-    assert not connection_allowed(objects, app, sglang, 30000)
+    assert connection_allowed(objects, app, vllm, 8081) and connection_allowed(objects, neighbour, vllm, 8081)
+    assert not connection_allowed(objects, app, sglang, 8081)
+    for name, port in (("qwen-vllm", 8000), ("qwen-sglang", 30000)):  # never around the router
+        assert not connection_allowed(objects, app, Pod("gateway", {"app.kubernetes.io/name": name}), port)
 
 
 def _endpoint_target_port(objects: list[dict[str, Any]], workload) -> int | None:
@@ -356,9 +362,9 @@ def test_client_namespaces_open_the_endpoints():
     strict = InferstackConfig.model_validate({**gateway, "network_policies": {"namespace_clients": False}})
     objects = NetworkPoliciesChart(cdk8s.App(), "np", network_flows(strict)).to_json()
     proxy = Pod("gateway", {"app.kubernetes.io/name": "llm-gateway"})
-    backend = Pod("gateway", {"app.kubernetes.io/name": "qwen-vllm"})
-    assert connection_allowed(objects, proxy, backend, 8000)
-    assert not connection_allowed(objects, Pod("gateway", {"app": "x"}), backend, 8000)
+    backend = Pod("gateway", {"app.kubernetes.io/name": "qwen-vllm-router"})  # its router (routing)
+    assert connection_allowed(objects, proxy, backend, 8081)
+    assert not connection_allowed(objects, Pod("gateway", {"app": "x"}), backend, 8081)
     off = InferstackConfig.model_validate({**base, "network_policies": {"enabled": False}})
     assert network_flows(off) == ()
 

@@ -152,6 +152,8 @@ WARNING_RULES = frozenset(
         "CHECKLIST-NETWORK-POLICY",
         "NETWORK-GATEWAY-CLIENTS",
         "SGLANG-ADMIN",
+        "ROUTING-PREFIX-CACHE",
+        "ROUTING-ONE-REPLICA",
     }
 )
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
@@ -352,6 +354,37 @@ CASES: dict[str, tuple[dict, dict]] = {
         workload(caches={"compile": CACHE}),
         {},  # the L40S pool spans the VPC's zones
         gpu_pool(availability_zone=0),
+    ),
+    # routing
+    "ROUTING-KIND": case(
+        {},
+        only_workload(kind="tgi", model=HF_QWEN, routing={}, replicas=2),  # TGI's metrics are not the picker's
+        only_workload(model=HF_QWEN, routing={}, replicas=2),
+    ),
+    "ROUTING-AIBRIX": case(
+        merge({"cluster": {"aibrix": {}}}, workload(aibrix={}, replicas=2)),
+        workload(routing={}),
+        {},
+    ),
+    "ROUTING-METRICS": case(
+        workload(routing={}, replicas=2),
+        workload(engine={"extra_args": ["--disable-log-stats"]}),
+        {},
+    ),
+    "ROUTING-FITS": case(
+        workload(routing={"cpu": 4}, replicas=2),
+        {},  # 4.1 vCPU with Envoy; an m6i.xlarge system node gives 3
+        {"cluster": {"system_nodes": {"instance_types": ["m6i.2xlarge"]}}},
+    ),
+    "ROUTING-PREFIX-CACHE": case(
+        workload(routing={}, replicas=2, engine={"enable_prefix_caching": False}),
+        {},
+        workload(routing={"scorers": {"prefix_cache": 0}}),
+    ),
+    "ROUTING-ONE-REPLICA": case(
+        workload(routing={}),
+        {},
+        workload(replicas=2),
     ),
     "BOTTLEROCKET-NEURON-DEVICES": case(
         {"compute": {"karpenter_pools": {2: {"ami": {"alias": "bottlerocket@v1.51.0"}}}}},  # the inf2 pool

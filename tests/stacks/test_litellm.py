@@ -33,8 +33,9 @@ def test_backends_are_the_apps_service_urls(gateway_app):
     entries = [e for e in gateway_config(gateway_app)["model_list"] if e["model_name"] == "qwen3-8b"]
     bases = sorted(e["litellm_params"]["api_base"] for e in entries)
     assert bases == [
-        "http://qwen-sglang.gateway.svc.cluster.local:30000/v1",
-        "http://qwen-vllm.gateway.svc.cluster.local:8000/v1",
+        # both run behind their routers (routing): the endpoint picker chooses the replica
+        "http://qwen-sglang-router.gateway.svc.cluster.local:8081/v1",
+        "http://qwen-vllm-router.gateway.svc.cluster.local:8081/v1",
     ]
     for entry in entries:  # each URL names a Service the app creates, on a port it exposes
         host = entry["litellm_params"]["api_base"].split("//")[1].split("/")[0]
