@@ -321,21 +321,22 @@ def test_clients_reach_the_replicas_through_the_router():
     assert not connection_allowed(policies, ROUTER, Pod("other", {"app": "x"}), 8000)
 
 
-def test_a_gateway_reaches_the_router_and_only_it_does():
-    policies = _policies(EXAMPLE)
+@pytest.mark.parametrize("namespace_clients", [True, False])
+def test_a_gateway_reaches_the_router_and_only_it_does(namespace_clients):
+    policies = _policies({**EXAMPLE, "network_policies": {"namespace_clients": namespace_clients}})
     proxy = Pod("gateway", {"app.kubernetes.io/name": "llm-gateway"})
     neighbour = Pod("gateway", {"app": "x"})
     for workload, port in (("qwen-vllm", 8000), ("qwen-sglang", 30000)):
         router = Pod("gateway", {"app.kubernetes.io/name": f"{workload}-router"})
         server = Pod("gateway", {"app.kubernetes.io/name": workload})
-        assert connection_allowed(policies, proxy, router, ROUTER_PORT)
+        assert connection_allowed(policies, proxy, router, ROUTER_PORT)  # the gateway's egress and the router's ingress
         assert not connection_allowed(policies, neighbour, router, ROUTER_PORT)  # behind the gateway
         assert not connection_allowed(policies, proxy, server, port)
         assert connection_allowed(policies, router, server, port)
 
 
 def test_a_benchmark_measures_through_the_router():
-    data = with_workload(PLAIN, 0, bench={})
+    data = {**with_workload(PLAIN, 0, bench={}), "network_policies": {"namespace_clients": False}}
     policies = _policies(data)
     bench = Pod("inference", bench_pods("chat"))
     assert connection_allowed(policies, bench, ROUTER, ROUTER_PORT)
