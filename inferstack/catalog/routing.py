@@ -20,9 +20,14 @@ Read at kubernetes-sigs/gateway-api-inference-extension tag v1.5.0 (``df9f8909``
   discovery finds those CRDs, so the InferencePool CRD is the only one the picker needs;
 * ``pkg/epp/framework/plugins/datalayer/extractor/metrics/factories.go`` and ``extractor.go``: the
   ``core-metrics-extractor`` reads per engine a queue, running, KV-usage, LoRA and cache-size metric; a metric the
-  server does not export is an error at every scrape (every 50 ms), so each engine's specs below name only what
-  the pinned server exports; ``scheduling/scorer/prefix`` sizes its prefix blocks from the cache-size metrics
-  (``autoTune``).
+  server does not export fails that extraction at every scrape (logged when the state changes:
+  ``pkg/epp/datalayer/collector.go``), and without the cache-size metrics ``scheduling/scorer/prefix`` cannot size
+  its prefix blocks from the server's (``autoTune``) — so each engine's specs below name what the pinned server
+  exports; plugin parameters are decoded leniently (a misspelled key is dropped, not refused), so the keys are
+  pinned in :data:`ENGINE_CONFIG_FIELDS`;
+* ``pkg/epp/server/runserver.go``: ``--health-checking`` registers the gRPC health service on the ext_proc port,
+  which Envoy's ext_proc cluster health-checks (without it the one host is unhealthy and Envoy routes in panic
+  mode).
 """
 
 from __future__ import annotations
@@ -49,10 +54,24 @@ POOL_GROUP = "inference.networking.k8s.io"
 POOL_API = f"{POOL_GROUP}/v1"
 #: The run-as user of both images (distroless ``nonroot``).
 ROUTER_UID = 65532
-#: The picker's resources in the chart (requests; memory limit; no CPU limit, so scheduling bursts).
-EPP_CPU, EPP_MEMORY, EPP_MEMORY_LIMIT = "4", "8Gi", "16Gi"
-#: The Envoy sidecar's requests in the standalone chart (no limits there; inferstack limits memory to the request).
-ENVOY_CPU, ENVOY_MEMORY = "100m", "512Mi"
+#: The Envoy sidecar's requests in the standalone chart, vCPU and GiB (no limits there; inferstack limits its
+#: memory to :data:`ENVOY_MEMORY_LIMIT_GIB`: streamed bodies are buffered per connection, 32 KiB each).
+ENVOY_CPU, ENVOY_MEMORY_GIB, ENVOY_MEMORY_LIMIT_GIB = 0.1, 0.5, 1.0
+#: The JSON field names of an ``engineConfigs`` entry (``engineConfigParams`` in ``extractor/metrics/factories.go``).
+ENGINE_CONFIG_FIELDS = frozenset(
+    {
+        "name",
+        "queuedRequestsSpec",
+        "runningRequestsSpec",
+        "kvUsageSpec",
+        "loraSpec",
+        "cacheInfoSpec",
+        "cacheBlockSizeLabelName",
+        "cacheNumBlocksLabelName",
+        "cacheBlockSizeSpec",
+        "cacheNumBlocksSpec",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -49,12 +49,12 @@ class RoutingConfig(StrictModel):
     """Router pods. Above 1 they elect a leader (``--ha-enable-leader-election``): one picks, the others stand by
     unready and take over when it goes (the extension's recommended pattern keeps one active picker, whose prefix
     table is in memory). Default 1."""
-    cpu: float = Field(default=2, gt=0, le=64)
-    """vCPUs requested by the picker (no CPU limit, so scheduling bursts). Default 2 — it fits the default
+    cpu: float = Field(default=2, ge=0.1, le=64)
+    """vCPUs requested by the picker, 0.1–64 (no CPU limit, so scheduling bursts). Default 2 — it fits the default
     m6i.xlarge system nodes; the extension's chart requests 4 for high request rates. Envoy adds 0.1."""
-    memory_gib: float = Field(default=4, gt=0, le=256)
-    """Memory requested by the picker, GiB. Default 4 (the extension's chart: 8)."""
-    memory_limit_gib: float | None = Field(default=None, gt=0, le=256)
+    memory_gib: float = Field(default=4, ge=0.25, le=256)
+    """Memory requested by the picker, GiB (0.25–256). Default 4 (the extension's chart: 8)."""
+    memory_limit_gib: float | None = Field(default=None, ge=0.25, le=256)
     """The picker's memory limit, GiB, at least ``memory_gib``. Default twice ``memory_gib`` (the chart's 8 → 16)."""
 
     @model_validator(mode="after")

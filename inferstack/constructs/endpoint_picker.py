@@ -7,9 +7,11 @@ picker scores the pool's ready pods from their ``/metrics`` (queue, KV-cache use
 ``x-gateway-destination-endpoint: <pod IP>:<port>``; Envoy's ``ORIGINAL_DST`` cluster connects there. Layout, flags,
 ports, probes, RBAC and Envoy's configuration follow kubernetes-sigs/gateway-api-inference-extension v1.5.0
 (``config/charts/standalone`` and ``config/charts/epplib``; :mod:`inferstack.catalog.routing`), with these changes:
-Envoy logs at ``info`` (the chart's ``trace`` logs every request), the picker's tracing and pprof are off, its
-metrics need no Kubernetes token (the NetworkPolicy admits Prometheus only), and both containers run restricted
-(non-root uid 65532, no capabilities, read-only root file system).
+Envoy logs at ``info`` (the chart's ``trace`` logs every request) and has a liveness probe and a 1 GiB memory
+limit, the picker serves the gRPC health check Envoy's ext_proc cluster sends (``--health-checking``), its tracing
+and pprof are off, its metrics need no Kubernetes token (the NetworkPolicy admits Prometheus only), and both
+containers run restricted (non-root uid 65532, no capabilities, read-only root file system: the picker's
+certificate is made in memory, ``pkg/epp/server/runserver.go``; Envoy's hot-restart memory is in ``/dev/shm``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ from constructs import Construct
 
 from inferstack.catalog.routing import (
     DESTINATION_HEADER,
+    ENGINE_CONFIG_FIELDS,
     ENVOY_ADMIN_PORT,
     ENVOY_CPU,
-    ENVOY_MEMORY,
+    ENVOY_MEMORY_GIB,
+    ENVOY_MEMORY_LIMIT_GIB,
     ENVOY_READY_PORT,
     EPP_CONFIG_API,
     EPP_GRPC_PORT,
@@ -92,6 +96,10 @@ class EndpointPickerProps:
 
 def _validate(props: EndpointPickerProps) -> None:
     owner = f"EndpointPicker {props.name!r}"
+    unknown_fields = sorted(set(props.engine_config) - ENGINE_CONFIG_FIELDS)
+    if unknown_fields:  # the picker would drop them silently and read its defaults
+        valid = ", ".join(sorted(ENGINE_CONFIG_FIELDS))
+        raise check.PropError(f"{owner}: engine_config {unknown_fields} — valid: {valid}")
     check.dns_label(owner, "name", props.name)
     check.dns_label(owner, "namespace", props.namespace)
     check.pinned_image(owner, "picker_image", props.picker_image)
@@ -358,15 +366,16 @@ ENVOY_ARGS = [
 
 
 def picker_args(props: EndpointPickerProps) -> list[str]:
-    """The picker's command line (the chart's for an InferencePool, tracing and pprof off, metrics without a
-    token)."""
+    """The picker's command line: the chart's for an InferencePool (its log level, 2, left as it is), with the
+    gRPC health service on the ext_proc port for Envoy's health check (``--health-checking``), tracing and pprof
+    off, and metrics without a token."""
     args = [
         "--pool-name", props.name,
         "--pool-namespace", props.namespace,
         "--pool-group", POOL_GROUP,
         "--zap-encoder", "json",
         "--config-file", f"{CONFIG_DIR}/{CONFIG_FILE}",
-        "--v", "1",
+        "--health-checking",
         "--tracing=false",
         "--enable-pprof=false",
         "--metrics-endpoint-auth=false",
@@ -508,8 +517,11 @@ class EndpointPicker(Construct):
                 timeout_seconds=1,
             ),
             resources=k8s.ResourceRequirements(
-                requests={"cpu": k8s.Quantity.from_string(ENVOY_CPU), "memory": k8s.Quantity.from_string(ENVOY_MEMORY)},
-                limits={"memory": k8s.Quantity.from_string(ENVOY_MEMORY)},
+                requests={
+                    "cpu": k8s.Quantity.from_string(f"{round(ENVOY_CPU * 1000)}m"),
+                    "memory": k8s.Quantity.from_string(f"{round(ENVOY_MEMORY_GIB * 1024)}Mi"),
+                },
+                limits={"memory": k8s.Quantity.from_string(f"{round(ENVOY_MEMORY_LIMIT_GIB * 1024)}Mi")},
             ),
             security_context=_restricted(),
             volume_mounts=[k8s.VolumeMount(name="envoy", mount_path=ENVOY_DIR, read_only=True)],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from inferstack.catalog.instances import AcceleratorKind, InstanceType
+from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind, InstanceType
 from inferstack.catalog.kubernetes import (
     ACCELERATOR_LABEL,
     ACCELERATOR_RESOURCE,
@@ -50,6 +50,13 @@ def allocatable_cpu(instance: InstanceType) -> float:
 
 def allocatable_memory_gib(instance: InstanceType) -> float:
     return instance.memory_gib * (1 - NODE_MEMORY_OVERHEAD_FRACTION) - NODE_MEMORY_OVERHEAD_GIB
+
+
+def largest_system_node(config: InferstackConfig) -> InstanceType:
+    """The system node group's instance type with the most allocatable CPU (then memory): what a pod placed on the
+    system nodes (a Ray head, a router) must fit."""
+    system = [INSTANCE_TYPES[t] for t in config.cluster.system_nodes.instance_types]
+    return max(system, key=lambda t: (allocatable_cpu(t), allocatable_memory_gib(t)))
 
 
 def pool_instances(pool: AcceleratedNodeGroupConfig | KarpenterPoolConfig) -> list[InstanceType]:

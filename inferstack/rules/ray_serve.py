@@ -7,13 +7,13 @@ import math
 from collections.abc import Iterator
 
 from inferstack.catalog.images import image_facts
-from inferstack.catalog.instances import INSTANCE_TYPES, AcceleratorKind
+from inferstack.catalog.instances import AcceleratorKind
 from inferstack.catalog.ray import RAY_ACCELERATOR_TYPE, accelerator_types
 from inferstack.catalog.versions import ENGINE_IMAGES, ENGINE_RAY_VERSIONS
 from inferstack.config.model import InferstackConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig, UpgradeStrategy
 from inferstack.plan import resolve
-from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, pool_instances
+from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, largest_system_node, pool_instances
 from inferstack.plan.ray_serve import gpus_per_pod, pods_for, ranks, role_engines
 from inferstack.rules.base import Finding, Rule, Severity
 from inferstack.rules.disaggregation import efa_findings, nixl_findings, pool_gpus, zone_findings
@@ -67,8 +67,7 @@ def check_head_pool(config: InferstackConfig) -> Iterator[Finding]:
 def check_head_fit(config: InferstackConfig) -> Iterator[Finding]:
     """The head pod fits a system node: its CPU and memory plus the autoscaler sidecar KubeRay adds (500m CPU,
     512 MiB; ray-operator/controllers/ray/common/pod.go BuildAutoscalerContainer, v1.7.0)."""
-    system = [INSTANCE_TYPES[t] for t in config.cluster.system_nodes.instance_types]
-    best = max(system, key=lambda t: (allocatable_cpu(t), allocatable_memory_gib(t)))
+    best = largest_system_node(config)
     for path, workload in _workloads(config):
         head = workload.head
         if head.pool is not None:

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inferstack.catalog.instances import INSTANCE_TYPES
-from inferstack.catalog.routing import ENVOY_CPU, ENVOY_MEMORY
+from inferstack.catalog.routing import ENVOY_CPU, ENVOY_MEMORY_GIB
 from inferstack.config.kinds import KINDS, kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import WorkloadBase
-from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib
+from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, largest_system_node
 from inferstack.rules.base import Finding, Rule, Severity
 
 KIND = "ROUTING-KIND"
@@ -30,9 +29,6 @@ FITS = "ROUTING-FITS"
 PREFIX_CACHE = "ROUTING-PREFIX-CACHE"
 ONE_REPLICA = "ROUTING-ONE-REPLICA"
 
-#: Envoy's requests beside the picker (vCPU, GiB).
-_ENVOY_CPU = int(ENVOY_CPU.removesuffix("m")) / 1000
-_ENVOY_MEMORY_GIB = int(ENVOY_MEMORY.removesuffix("Mi")) / 1024
 #: vLLM's switch that turns its stat loggers (and so every Prometheus gauge) off.
 DISABLE_LOG_STATS = "--disable-log-stats"
 
@@ -90,12 +86,11 @@ def check_metrics(config: InferstackConfig) -> Iterator[Finding]:
 
 def check_fits(config: InferstackConfig) -> Iterator[Finding]:
     """ROUTING-FITS: the router pod fits a system node (the largest of ``cluster.system_nodes.instance_types``)."""
-    system = [INSTANCE_TYPES[t] for t in config.cluster.system_nodes.instance_types]
-    best = max(system, key=lambda t: (allocatable_cpu(t), allocatable_memory_gib(t)))
+    best = largest_system_node(config)
     for path, workload in _routed(config):
         routing = workload.routing
         assert routing is not None
-        cpu, memory = routing.cpu + _ENVOY_CPU, routing.memory_gib + _ENVOY_MEMORY_GIB
+        cpu, memory = routing.cpu + ENVOY_CPU, routing.memory_gib + ENVOY_MEMORY_GIB
         if cpu > allocatable_cpu(best) or memory > allocatable_memory_gib(best):
             yield Finding(
                 rule=FITS,

@@ -20,6 +20,7 @@ from inferstack.config.model import InferstackConfig
 from inferstack.config.sglang import SglangWorkloadConfig
 from inferstack.plan import resolve
 from inferstack.plan.network import gateways_in_front
+from inferstack.plan.routing import routing_of
 from inferstack.rules.base import Finding, Rule, Severity
 
 RULE_ID = "SGLANG-ADMIN"
@@ -37,10 +38,15 @@ def check(config: InferstackConfig) -> Iterator[Finding]:
         gateways, only_through = gateways_in_front(platform, resolved)
         if config.network_policies.enabled and only_through:
             continue
+        router = routing_of(workload)
         who = (
             "every pod of the cluster (network_policies.enabled is false)"
             if not config.network_policies.enabled
-            else "every client its NetworkPolicy admits on 30000"
+            else (
+                f"every client its router {router.name} admits (Envoy forwards every path)"
+                if router is not None
+                else "every client its NetworkPolicy admits on 30000"
+            )
             + (" (a gateway routes to it, but with direct_clients)" if gateways else "")
         )
         yield Finding(

@@ -17,6 +17,7 @@ import yaml
 from inferstack.catalog.metrics import SGLANG_QUEUE, VLLM
 from inferstack.catalog.routing import (
     DESTINATION_HEADER,
+    ENGINE_CONFIG_FIELDS,
     ENGINE_METRICS,
     EPP_METRICS_PORT,
     ROUTER_PORT,
@@ -27,6 +28,8 @@ from inferstack.charts.network_policies import NetworkPoliciesChart
 from inferstack.config import InferstackConfig
 from inferstack.config.errors import ConfigError
 from inferstack.config.loader import parse_config
+from inferstack.constructs.endpoint_picker import EndpointPicker, EndpointPickerProps
+from inferstack.constructs.validation import PropError
 from inferstack.gates.network import Address, Pod, connection_allowed
 from inferstack.gates.references import selector_matches
 from inferstack.plan import resolve
@@ -166,6 +169,25 @@ def test_the_picker_reads_each_engines_own_metrics(example):
     assert (entry["cacheBlockSizeSpec"], entry["cacheNumBlocksSpec"]) == ("sglang:page_size", "sglang:num_pages")
 
 
+def test_engine_configs_use_the_extractors_fields(example):
+    """The extractor decodes its parameters leniently: a misspelled key would be dropped and its default read."""
+    for router in ("qwen-vllm-router", "qwen-sglang-router"):
+        (entry,) = _extractor(picker_config(example, router))["engineConfigs"]
+        assert set(entry) <= ENGINE_CONFIG_FIELDS
+    props = EndpointPickerProps(
+        name="r",
+        namespace="ns",
+        pool_selector={"app": "x"},
+        target_port=8000,
+        engine="vllm",
+        engine_config={"name": "vllm", "kvUsage": "vllm:kv_cache_usage_perc"},
+        picker_image=IMAGES["endpoint-picker"],
+        envoy_image=IMAGES["envoy-router"],
+    )
+    with pytest.raises(PropError, match="kvUsage"):
+        EndpointPicker(cdk8s.Chart(cdk8s.App(), "c"), "r", props)
+
+
 def test_lora_servers_report_their_adapters():
     data = with_workload(PLAIN, 0, engine={"extra_args": ["--enable-lora", "--max-loras", "2"]})
     (entry,) = _extractor(picker_config(render(data), "chat-router"))["engineConfigs"]
@@ -205,6 +227,20 @@ def test_envoy_sends_requests_where_the_picker_says(example):
     target = ext_proc["typed_config"]["grpc_service"]["envoy_grpc"]["cluster_name"]
     endpoint = clusters[target]["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]["address"]
     assert endpoint["socket_address"] == {"address": "127.0.0.1", "port_value": port_named(pod["epp"], "grpc")}
+    # the picker serves TLS (--secure-serving is on unless turned off) and streams bodies both ways
+    assert "--secure-serving=false" not in pod["epp"]["args"]
+    assert clusters[target]["transport_socket"]["name"] == "envoy.transport_sockets.tls"
+    assert ext_proc["typed_config"]["processing_mode"] == {
+        "request_header_mode": "SEND",
+        "response_header_mode": "SEND",
+        "request_body_mode": "FULL_DUPLEX_STREAMED",
+        "response_body_mode": "FULL_DUPLEX_STREAMED",
+        "request_trailer_mode": "SEND",
+        "response_trailer_mode": "SEND",
+    }
+    # Envoy health-checks the ext_proc port over gRPC: the picker serves it with --health-checking only
+    assert "grpc_health_check" in clusters[target]["health_checks"][0]
+    assert "--health-checking" in pod["epp"]["args"]
     route = manager["route_config"]["virtual_hosts"][0]["routes"][0]["route"]
     destination = clusters[route["cluster"]]
     assert destination["type"] == "ORIGINAL_DST"
@@ -223,7 +259,7 @@ def test_one_picker_is_active():
     single = objects_named(render(PLAIN), "Deployment", "chat-router")
     epp = containers(single)["epp"]
     assert "--ha-enable-leader-election" not in epp["args"]
-    assert epp["readinessProbe"]["grpc"]["service"] == "inference-extension"
+    assert epp["readinessProbe"]["grpc"]["service"] == epp["livenessProbe"]["grpc"]["service"] == "inference-extension"
     assert single["spec"]["strategy"] == {"type": "Recreate"}
     objects = render(with_workload(PLAIN, 0, routing={"replicas": 2}))
     ha = objects_named(objects, "Deployment", "chat-router")
@@ -255,8 +291,9 @@ def test_the_picker_may_read_what_it_watches():
 def test_the_router_runs_on_the_system_nodes():
     spec = objects_named(render(PLAIN), "Deployment", "chat-router")["spec"]["template"]["spec"]
     assert spec["nodeSelector"] == {"inferstack.io/pool": "system"}
-    resources = containers({"spec": {"template": {"spec": spec}}})["epp"]["resources"]
-    assert resources == {"limits": {"memory": "8Gi"}, "requests": {"cpu": "2", "memory": "4Gi"}}
+    pod = containers({"spec": {"template": {"spec": spec}}})
+    assert pod["epp"]["resources"] == {"limits": {"memory": "8Gi"}, "requests": {"cpu": "2", "memory": "4Gi"}}
+    assert pod["envoy"]["resources"] == {"limits": {"memory": "1024Mi"}, "requests": {"cpu": "100m", "memory": "512Mi"}}
 
 
 def test_one_release_of_the_extension():
@@ -363,6 +400,7 @@ def test_the_pool_crd_is_installed_for_a_router():
         ({"scorers": {"queue": 0, "kv_cache_utilization": 0, "prefix_cache": 0}}, "prefix_cache", "every scorer"),
         ({"memory_gib": 8, "memory_limit_gib": 4}, "memory_limit_gib", "below memory_gib"),
         ({"replicas": 4}, "replicas", "3"),
+        ({"cpu": 0.001}, "cpu", "0.1"),
     ],
 )
 def test_bad_routing_is_named(routing, field, words):
@@ -378,3 +416,16 @@ def test_a_router_name_taken_by_a_workload_is_named():
     with pytest.raises(ConfigError) as raised:
         parse_config(data)
     assert "workloads[0].routing" in str(raised.value) and "chat-router" in str(raised.value)
+
+
+def test_sglang_admin_paths_stay_open_through_a_router():
+    """The router forwards every path, SGLang's admin endpoints included: SGLANG-ADMIN still warns, naming it."""
+    from inferstack.rules import evaluate
+
+    data = with_workload(
+        PLAIN, 0, kind="sglang", model={"id": "Qwen/Qwen3-8B", "source": {"type": "s3_mount"}}, routing={}
+    )
+    (finding,) = [f for f in evaluate(parse_config(data)).warnings if f.rule == "SGLANG-ADMIN"]
+    assert "chat-router" in finding.message
+    behind = copy.deepcopy(EXAMPLE)  # a LiteLLM gateway in front of the routed SGLang: closed
+    assert not [f for f in evaluate(parse_config(behind)).warnings if f.rule == "SGLANG-ADMIN"]
