@@ -57,6 +57,11 @@ ROUTER_UID = 65532
 #: The Envoy sidecar's requests in the standalone chart, vCPU and GiB (no limits there; inferstack limits its
 #: memory to :data:`ENVOY_MEMORY_LIMIT_GIB`: streamed bodies are buffered per connection, 32 KiB each).
 ENVOY_CPU, ENVOY_MEMORY_GIB, ENVOY_MEMORY_LIMIT_GIB = 0.1, 0.5, 1.0
+#: The picker's gauge of the pool's pods with fresh metrics (scraped within the staleness threshold, 2 s), label
+#: ``name`` = the pool (``pkg/epp/metrics/metrics.go`` ``inference_pool`` subsystem, ``poolLabels``; set by
+#: ``pkg/epp/datalayer/logger/logger.go`` ``refreshPrometheusMetrics``): 0 while it cannot read any replica —
+#: none ready, or their metrics port unreachable from the router.
+READY_PODS = "inference_pool_ready_pods"
 #: The JSON field names of an ``engineConfigs`` entry (``engineConfigParams`` in ``extractor/metrics/factories.go``).
 ENGINE_CONFIG_FIELDS = frozenset(
     {

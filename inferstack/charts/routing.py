@@ -55,5 +55,6 @@ def add_router(chart: cdk8s.Chart, router: ResolvedRouting) -> EndpointPicker:
             memory_limit=f"{router.memory_limit_gib:g}Gi",
             placement=PodPlacement(node_selector=router.node_selector),
             monitoring=router.monitoring,
+            workload=router.workload,
         ),
     )

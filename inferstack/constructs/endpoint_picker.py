@@ -38,12 +38,14 @@ from inferstack.catalog.routing import (
     EPP_METRICS_PORT,
     POOL_API,
     POOL_GROUP,
+    READY_PODS,
     ROUTER_PORT,
     ROUTER_UID,
 )
 from inferstack.constructs import validation as check
 from inferstack.constructs.custom_resource import CustomResource
 from inferstack.constructs.monitoring import pod_monitor
+from inferstack.constructs.observability import check_rule_groups, prometheus_rule_problems
 from inferstack.constructs.pod import PodPlacement
 
 #: The picker's scorer plugins (``type`` in its config), by the name of :attr:`EndpointPickerProps.scorers`' keys.
@@ -91,7 +93,11 @@ class EndpointPickerProps:
     placement: PodPlacement = field(default_factory=PodPlacement)
     """Where the router pods run. Default anywhere."""
     monitoring: bool = True
-    """A PodMonitor for the picker's metrics (port ``metrics``). Default on."""
+    """A PodMonitor for the picker's metrics (port ``metrics``) and a PrometheusRule ``<name>`` alerting when it
+    reads no replica (:func:`router_alerts`). Default on."""
+    workload: str = ""
+    """The routed workload's name, on the alerts' ``inferstack_workload`` label (they go where its alerts go).
+    Default: :attr:`name`."""
 
 
 def _validate(props: EndpointPickerProps) -> None:
@@ -385,6 +391,35 @@ def picker_args(props: EndpointPickerProps) -> list[str]:
     return args
 
 
+def router_alerts(props: EndpointPickerProps) -> list[dict[str, Any]]:
+    """The router's alerts: its picker reads no replica (none ready, or their metrics unreachable — requests fail),
+    or it exports nothing (down, or not scraped)."""
+    series = f'{READY_PODS}{{namespace="{props.namespace}", name="{props.name}"}}'
+    workload = props.workload or props.name
+    labels = {"severity": "warning", "inferstack_workload": workload, "namespace": props.namespace}
+    return [
+        {
+            "alert": "InferstackRouterNoReplica",
+            "expr": f"max({series}) == 0",
+            "for": "5m",
+            "labels": labels,
+            "annotations": {
+                "summary": f"{workload}: the router {props.name} reads no replica's metrics — its requests fail; "
+                "check the serving pods are ready and reachable on their port"
+            },
+        },
+        {
+            "alert": "InferstackRouterAbsent",
+            "expr": f"absent({series})",
+            "for": "10m",
+            "labels": labels,
+            "annotations": {
+                "summary": f"{workload}: the router {props.name} exports no metrics (down, or not scraped)"
+            },
+        },
+    ]
+
+
 def _restricted() -> k8s.SecurityContext:
     return k8s.SecurityContext(
         run_as_non_root=True,
@@ -488,6 +523,21 @@ class EndpointPicker(Construct):
             pod_monitor(
                 self, "pod-monitor", name=name, namespace=namespace, labels=labels, selector=selector, port="metrics"
             )
+            groups = [{"name": f"inferstack-{name}", "rules": router_alerts(props)}]
+            check_rule_groups(f"PrometheusRule {namespace}/{name}", groups)
+            rule = CustomResource(
+                self,
+                "alerts",
+                manifest={
+                    "apiVersion": "monitoring.coreos.com/v1",
+                    "kind": "PrometheusRule",
+                    "metadata": {"name": name, "namespace": namespace, "labels": labels},
+                    "spec": {"groups": groups},
+                },
+            )
+            problems = prometheus_rule_problems(rule.to_json())
+            if problems:
+                raise check.PropError(f"EndpointPicker {name!r}: " + "; ".join(problems))
 
     def _deployment(
         self, props: EndpointPickerProps, labels: Mapping[str, str], pods: Mapping[str, str]

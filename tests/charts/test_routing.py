@@ -20,6 +20,7 @@ from inferstack.catalog.routing import (
     ENGINE_CONFIG_FIELDS,
     ENGINE_METRICS,
     EPP_METRICS_PORT,
+    READY_PODS,
     ROUTER_PORT,
     inference_pool_crd,
 )
@@ -29,6 +30,7 @@ from inferstack.config import InferstackConfig
 from inferstack.config.errors import ConfigError
 from inferstack.config.loader import parse_config
 from inferstack.constructs.endpoint_picker import EndpointPicker, EndpointPickerProps
+from inferstack.constructs.promql import metric_names
 from inferstack.constructs.validation import PropError
 from inferstack.gates.network import Address, Pod, connection_allowed
 from inferstack.gates.references import selector_matches
@@ -429,3 +431,23 @@ def test_sglang_admin_paths_stay_open_through_a_router():
     assert "chat-router" in finding.message
     behind = copy.deepcopy(EXAMPLE)  # a LiteLLM gateway in front of the routed SGLang: closed
     assert not [f for f in evaluate(parse_config(behind)).warnings if f.rule == "SGLANG-ADMIN"]
+
+
+def test_the_router_alerts_when_it_reads_no_replica():
+    objects = render(PLAIN)
+    rule = objects_named(objects, "PrometheusRule", "chat-router")
+    (group,) = rule["spec"]["groups"]
+    alerts = {r["alert"]: r for r in group["rules"]}
+    assert set(alerts) == {"InferstackRouterNoReplica", "InferstackRouterAbsent"}
+    for alert in alerts.values():
+        assert metric_names(alert["expr"]) == {READY_PODS}
+        assert 'name="chat-router"' in alert["expr"] and 'namespace="inference"' in alert["expr"]
+        assert alert["labels"]["inferstack_workload"] == "chat"  # routed with the workload's own alerts
+    # the series is scraped: the PodMonitor selects the router pod on the port the picker serves metrics on
+    monitor = objects_named(objects, "PodMonitor", "chat-router")
+    deployment = objects_named(objects, "Deployment", "chat-router")
+    assert selector_matches(monitor["spec"]["selector"], pod_labels(deployment))
+    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+    assert port_named(containers(deployment)["epp"], endpoint["port"]) == EPP_METRICS_PORT
+    quiet = render(with_workload(PLAIN, 0, monitoring=False))
+    assert not [o for o in quiet if o["kind"] in ("PrometheusRule", "PodMonitor") and "router" in o["metadata"]["name"]]

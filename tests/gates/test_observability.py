@@ -8,12 +8,14 @@ import json
 import pytest
 
 from inferstack.catalog.metrics import DCGM, GPU_SERIES, NIM, RAY_VLLM, VLLM
+from inferstack.catalog.routing import READY_PODS
 from inferstack.config.kinds import kind_of
 from inferstack.constructs.monitoring import POD_TARGET_LABELS
 from inferstack.constructs.observability import WORKLOAD_VARIABLE
 from inferstack.constructs.promql import metric_names
 from inferstack.gates.pods import all_pod_templates
 from inferstack.plan import resolve
+from inferstack.plan.routing import routing_of
 
 ENGINE_OF_DASHBOARD = {"vllm": VLLM, "ray-serve-llm": RAY_VLLM, "nim": NIM, "gpus": DCGM}
 
@@ -64,7 +66,14 @@ def test_one_row_per_workload(any_app):
 def test_every_alert_reads_series_of_its_engine_and_selects_its_pods(any_app):
     objects = any_app.kubernetes_objects()
     served = {(w.namespace, w.name): w for w in _served(any_app.config)}
+    routers = {(w.namespace, r.name): r for w in any_app.config.workloads if (r := routing_of(w)) is not None}
     rules = [o for o in objects if o["kind"] == "PrometheusRule"]
+    for rule in [r for r in rules if (r["metadata"]["namespace"], r["metadata"]["name"]) in routers]:
+        rules.remove(rule)  # a router's: its picker's gauge of the replicas it reads, for its own pool
+        router = routers[(rule["metadata"]["namespace"], rule["metadata"]["name"])]
+        for alert in rule["spec"]["groups"][0]["rules"]:
+            assert metric_names(alert["expr"]) == {READY_PODS}
+            assert f'name="{router.name}"' in alert["expr"], alert["expr"]
     assert {(r["metadata"]["namespace"], r["metadata"]["name"].removesuffix("-serving")) for r in rules} == set(served)
     for rule in rules:
         workload = served[(rule["metadata"]["namespace"], rule["metadata"]["name"].removesuffix("-serving"))]
