@@ -189,12 +189,15 @@ def apply_overrides(
     kubernetes_version: str,
     *,
     acknowledgements: Mapping[str, str] | None = None,
+    router: str | None = None,
 ) -> None:
     """Deep-merge ``overrides[key]`` into the object of ``scope`` that ``key`` names (``Kind`` or ``Kind/name``).
 
     :param path: the config path of ``overrides``, e.g. ``workloads[0].overrides``.
     :param acknowledgements: the same workload's ``override_acknowledgements`` (a path relative to ``overrides`` →
         why); their problems are named beside ``path``. Default none.
+    :param router: the name of the workload's router (``routing``), whose replicas ``routing.replicas`` sets.
+        Default none.
     :raises ConfigError: a key that names no object or several, a patch that changes ``apiVersion``/``kind``, a
         merged object its schema rejects, a value :mod:`~inferstack.charts.override_refusals` refuses (and no
         acknowledgement accepts), an acknowledgement that no refusal needs — each with the config path.
@@ -228,6 +231,8 @@ def apply_overrides(
         protected = _protected(patch)
         if protected is not None:
             field, owner = protected
+            if router is not None and len(matches) == 1 and matches[0].name == router and field == "spec.replicas":
+                owner = "routing.replicas"  # the router's Deployment, not the workload's
             problems.append(Problem(f"{where}.{field}", f"cannot be overridden — set {owner} instead"))
             continue
         (target,) = matches

@@ -53,7 +53,7 @@ def add_router(chart: cdk8s.Chart, router: ResolvedRouting) -> EndpointPicker:
             cpu=_quantity(router.cpu),
             memory=f"{router.memory_gib:g}Gi",
             memory_limit=f"{router.memory_limit_gib:g}Gi",
-            placement=PodPlacement(node_selector=router.node_selector),
+            placement=PodPlacement(node_selector=router.node_selector, tolerations=sorted(router.tolerations)),
             monitoring=router.monitoring,
             workload=router.workload,
         ),

@@ -34,7 +34,6 @@ from inferstack.constructs.validation import PropError
 from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
 from inferstack.plan import PodPlan, ResolvedModel, ResolvedWorkload
 from inferstack.plan.bench import ResolvedBench
-from inferstack.plan.routing import routing_of
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,9 +168,8 @@ class WorkloadChart(cdk8s.Chart):
         for model in resolved.models:
             self._sync(resolved, model, refs)
         self.serve(resolved, refs)
-        router = routing_of(workload)
-        if router is not None:
-            add_router(self, router)
+        if resolved.router is not None:
+            add_router(self, resolved.router)
         served = served_workload(resolved)
         if served is not None:
             ServingAlerts(self, "alerts", served)
@@ -185,6 +183,7 @@ class WorkloadChart(cdk8s.Chart):
             f"{resolved.path}.overrides",
             kubernetes_version,
             acknowledgements=workload.override_acknowledgements,
+            router=resolved.router.name if resolved.router is not None else None,
         )
 
     def _bench(

@@ -53,6 +53,10 @@ OWNED_TAG_PREFIXES: dict[str, str] = {
 }
 
 
+#: A DNS-1035 label's longest (Service names, and the objects named after them).
+DNS_LABEL_MAX = 63
+
+
 class EndpointAccess(StrEnum):
     """Who can reach the Kubernetes API endpoint."""
 
@@ -441,6 +445,10 @@ class ObservabilityConfig(StrictModel):
     install_cert_manager: bool = True
     """cert-manager (the EKS add-on), which KServe's webhook certificates need, when KServe is installed. Turn off
     when the cluster runs cert-manager already. Default on."""
+    install_inference_pool_crd: bool = True
+    """The InferencePool CRD (``inference.networking.k8s.io``, the Gateway API inference extension's) when a
+    workload has a router (``routing``); applied, and kept when no router needs it. Turn off when the cluster has it
+    (a Gateway or inference-extension install manages it). Default on."""
     install_metrics_server: bool = True
     """metrics-server (the EKS add-on) when a workload scales on CPU (a gateway's HPA). Turn off when the cluster
     runs one. Default on."""
@@ -797,6 +805,19 @@ class InferstackConfig(StrictModel):
                 accounts[(workload.namespace, account)] = f"{workload.name}{role}"
         for index, workload in enumerate(self.workloads):
             router = f"{workload.name}-router"
+            if workload.routing is not None and len(router) > DNS_LABEL_MAX:
+                raise PydanticCustomError(
+                    "router_name_long",
+                    "{name} has {length} characters: its router's objects are named {name}-router, which a DNS "
+                    "label (a Service name) keeps to {limit} — use a name of at most {most}",
+                    {
+                        "name": workload.name,
+                        "length": len(workload.name),
+                        "limit": DNS_LABEL_MAX,
+                        "most": DNS_LABEL_MAX - len("-router"),
+                        "field": f"workloads[{index}].name",
+                    },
+                )
             if workload.routing is not None and (workload.namespace, router) in names:
                 raise PydanticCustomError(
                     "router_name_taken",

@@ -341,6 +341,7 @@ class WorkloadBase(StrictModel):
                     ("monitoring", self.monitoring),
                     ("autoscaling", self.autoscaling is not None),
                     ("bench", self.bench is not None),
+                    ("routing", self.routing is not None),
                 )
                 if on
             ]
@@ -348,7 +349,8 @@ class WorkloadBase(StrictModel):
                 raise PydanticCustomError(
                     "probes_https",
                     "HTTPS — the pods would serve TLS, but {callers} call them over HTTP (the PodMonitor, the "
-                    "autoscaler's metric, the benchmark): turn those off, or keep scheme HTTP",
+                    "autoscaler's metric, the benchmark, the router's Envoy and picker): turn those off, or keep "
+                    "scheme HTTP",
                     {"callers": ", ".join(callers), "field": "probes.scheme"},
                 )
         return self

@@ -616,7 +616,9 @@ class EndpointPicker(Construct):
             metadata=k8s.ObjectMeta(name=props.name, namespace=props.namespace, labels=dict(labels)),
             spec=k8s.DeploymentSpec(
                 replicas=props.replicas,
-                # one active picker (its prefix table is in memory): the old one goes before the new one starts
+                # one active picker (its prefix table is in memory), and only the leader is ready: a rolling update
+                # could never make a new (standby) pod ready, so the old ones go first (the chart's reason); for the
+                # same reason no PodDisruptionBudget — it would count the standbys unhealthy and block every drain
                 strategy=k8s.DeploymentStrategy(type="Recreate"),
                 selector=k8s.LabelSelector(match_labels=dict(pods)),
                 template=k8s.PodTemplateSpec(

@@ -32,7 +32,7 @@ from inferstack.plan.names import (
     sync_service_account,
 )
 from inferstack.plan.placement import PodPlan, pod_plan, pool_instances, pool_labels, pool_node_taints, pool_taints
-from inferstack.plan.routing import routed
+from inferstack.plan.routing import ResolvedRouting, resolve_routing, routed
 
 __all__ = [
     "Planner",
@@ -123,6 +123,8 @@ class ResolvedWorkload:
     alerts: AlertTargets = field(default_factory=AlertTargets)
     """Its alert targets: its own ``alerts``, else ``observability.alerts``."""
     bench: ResolvedBench | None = None
+    router: ResolvedRouting | None = None
+    """Its request router (``routing``), when it has one."""
     """Its benchmark Job (None without ``bench``, or when BENCH-TARGET refuses it)."""
 
     @property
@@ -254,6 +256,7 @@ def workload_plan(
         details=details,
         alerts=workload.alerts or config.observability.alerts,
         bench=_bench(workload),
+        router=resolve_routing(config, workload),
     )
 
 

@@ -62,6 +62,8 @@ class Access:
     knative_gateway: tuple[str, str] | None = None
     """(namespace, Service) of Knative's local gateway, for a Knative Service (KServe's Knative mode): its address
     is routed by Host header there, and a port-forward to it (an ExternalName Service) reaches nothing."""
+    routed: bool = False
+    """Clients reach it through its router (``routing``): :attr:`service` is the router's."""
     aibrix_gateway: bool = False
     """Clients reach it through AIBrix's gateway only (an AIBrix workload: its pods admit no client, since their
     serving port also loads LoRA adapters); the gateway routes by the request's ``model``."""
@@ -125,6 +127,7 @@ def workload_access(config: InferstackConfig) -> list[Access]:
                 key_secret=key,
                 knative_gateway=local,
                 aibrix_gateway=getattr(workload, "aibrix", None) is not None,
+                routed=resolved.router is not None,
             )
         )
     return found
@@ -191,8 +194,13 @@ def access_report(config: InferstackConfig) -> str:
             )
         if access.only_through_gateways:
             lines.append(
-                f"  clients reach it only through {', '.join(access.gateways)} (its NetworkPolicy admits the"
-                " gateway, Prometheus and its benchmark); to try it directly as a cluster admin:"
+                f"  clients reach it only through {', '.join(access.gateways)} ("
+                + (
+                    f"its router {access.service} admits the gateway and its benchmark, the pods the router"
+                    if access.routed
+                    else "its NetworkPolicy admits the gateway, Prometheus and its benchmark"
+                )
+                + "); to try it directly as a cluster admin:"
             )
         elif access.gateways:
             lines.append(f"  also routed by {', '.join(access.gateways)}")

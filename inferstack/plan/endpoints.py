@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inferstack.catalog.routing import ROUTER_PORT
 from inferstack.config.kinds import kind_of
 from inferstack.config.kserve import KServeWorkloadConfig
 from inferstack.config.ollama import OllamaWorkloadConfig
 from inferstack.config.ray_serve import RayServeWorkloadConfig
 from inferstack.config.workloads import VllmWorkloadConfig, WorkloadBase
-from inferstack.plan.routing import routing_of
+from inferstack.plan.routing import router_name
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,11 @@ def endpoint_of(workload: WorkloadBase) -> Endpoint:
     if kind.endpoint is None:
         raise NoEndpointError(kind.no_endpoint)
     service = kind.endpoint
-    router = routing_of(workload)
+    router = router_name(workload)
     if router is not None:  # clients call the router, which picks a replica
-        host = f"{router.name}.{workload.namespace}.svc.cluster.local"
+        host = f"{router}.{workload.namespace}.svc.cluster.local"
         return Endpoint(
-            api_base=f"http://{host}:{router.port}{service.path}",
+            api_base=f"http://{host}:{ROUTER_PORT}{service.path}",
             provider=service.provider,
             models=kind.models_served(workload),
         )

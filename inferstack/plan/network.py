@@ -45,7 +45,7 @@ from inferstack.plan import ResolvedPlatform, ResolvedWorkload, resolve
 from inferstack.plan.bench import bench_pods
 from inferstack.plan.kserve import knative_serving
 from inferstack.plan.names import namespaces_to_create
-from inferstack.plan.routing import ResolvedRouting, routing_of
+from inferstack.plan.routing import ResolvedRouting
 from inferstack.plan.runtime_paths import Call, RuntimePaths
 
 NAME_LABEL = "app.kubernetes.io/name"
@@ -128,7 +128,7 @@ def runtime_paths(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Run
     call the serving port (Envoy sends the requests, the picker scrapes ``/metrics`` there) and clients reach the
     pods through it only."""
     paths = kind_of(workload.kind).paths(platform, workload)
-    router = routing_of(workload.config)
+    router = workload.router
     if router is None:
         return paths
     call = Call(
@@ -148,7 +148,7 @@ def router_pods(router: ResolvedRouting) -> dict[str, str]:
 def front_door(platform: ResolvedPlatform, workload: ResolvedWorkload) -> Peer:
     """Where a client of ``workload`` connects: its router's pods on the router port, else its own pods on the
     serving ports."""
-    router = routing_of(workload.config)
+    router = workload.router
     if router is not None:
         return Peer(namespace=workload.namespace, pods=router_pods(router), ports=(router.port,))
     return Peer(
@@ -257,7 +257,7 @@ def _flows(platform: ResolvedPlatform, workload: ResolvedWorkload, gateways: lis
     own = workload_pods(workload)
     group = [] if paths.group == () else [Peer(namespace=workload.namespace, pods=own, ports=paths.group or ())]
     ingress = [*group, *_clients(config, workload, paths, behind_gateway=_only_through_gateways(workload, gateways))]
-    router = routing_of(workload.config)
+    router = workload.router
     if router is None:  # with a router, the gateways and the benchmark call it instead (_router_flows)
         ingress += [Peer(namespace=g.namespace, pods=workload_pods(g), ports=paths.serving) for g in gateways]
     if workload.config.monitoring and paths.metrics:
@@ -403,7 +403,7 @@ def network_flows(config: InferstackConfig) -> tuple[NamespaceFlows, ...]:
         flows += tuple(
             _router_flows(platform, w, router, routed.get((w.namespace, w.name), []))
             for w in workloads
-            if (router := routing_of(w.config)) is not None
+            if (router := w.router) is not None
         )
         batch = [MODEL_SYNC] if any(w.sync for w in workloads) else []
         if any(w.writes_bucket and w.pool.accelerator is AcceleratorKind.NEURON for w in workloads):

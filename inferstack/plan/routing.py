@@ -1,6 +1,8 @@
-"""A workload's request router (``routing``), decided once: its name, the engine metrics its picker reads, the port
-it routes to, its scorers and its pods' requests — what the chart renders, the NetworkPolicies admit, the endpoint
-names and the rules judge (:mod:`inferstack.config.routing`, facts in :mod:`inferstack.catalog.routing`)."""
+"""A workload's request router (``routing``), decided once in the plan (``ResolvedWorkload.router``): its name, the
+engine metrics its picker reads, the port it routes to, its scorers, its pods' requests and where they run — what
+the chart renders, the NetworkPolicies admit and the rules judge (:mod:`inferstack.config.routing`, facts in
+:mod:`inferstack.catalog.routing`). Callers holding only a workload's config (its endpoint) use :func:`router_name`.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from dataclasses import dataclass
 from inferstack.catalog.kubernetes import POOL_LABEL, SYSTEM_POOL
 from inferstack.catalog.routing import ENGINE_METRICS, ROUTER_PORT, EngineMetricSpecs
 from inferstack.config.kinds import kind_of
+from inferstack.config.model import InferstackConfig
 from inferstack.config.routing import RoutingScorersConfig
 from inferstack.config.workloads import WorkloadBase
+from inferstack.plan.placement import pool_taints
 
 #: ``<workload>-router``: the router's Deployment, Service, ServiceAccount, ConfigMaps and InferencePool.
 ROUTER_SUFFIX = "-router"
@@ -39,10 +43,14 @@ class ResolvedRouting:
     """The picker's CPU request, vCPUs."""
     memory_gib: float
     memory_limit_gib: float
+    pool: str
+    """The pool its pods run on (``routing.pool``, else the system nodes)."""
     node_selector: dict[str, str]
-    """The system nodes."""
+    tolerations: frozenset[tuple[str, str]]
+    """``(key, effect)`` of the pool's taints."""
     monitoring: bool
-    """A PodMonitor scrapes the picker's metrics (with the workload's ``monitoring``)."""
+    """A PodMonitor scrapes the picker and its alerts are rendered: with the workload's ``monitoring``, while the
+    workload is not parked (0 replicas without autoscaling: nothing to read, the alerts would fire all along)."""
 
     @property
     def port(self) -> int:
@@ -52,22 +60,28 @@ class ResolvedRouting:
 
 def routed(workload: WorkloadBase) -> bool:
     """``workload`` has a router (``routing`` set on a kind that takes one; ROUTING-KIND refuses the others)."""
-    return workload.routing is not None and kind_of(workload).routing_engine is not None
-
-
-def routing_of(workload: WorkloadBase) -> ResolvedRouting | None:
-    """The router of ``workload``, or None without one."""
-    routing = workload.routing
     kind = kind_of(workload)
-    if routing is None or kind.routing_engine is None or kind.endpoint is None or kind.endpoint.port is None:
+    return workload.routing is not None and kind.routing_engine is not None and kind.endpoint is not None
+
+
+def router_name(workload: WorkloadBase) -> str | None:
+    """``<name>-router`` when ``workload`` has a router, else None."""
+    return f"{workload.name}{ROUTER_SUFFIX}" if routed(workload) else None
+
+
+def resolve_routing(config: InferstackConfig, workload: WorkloadBase) -> ResolvedRouting | None:
+    """The router of ``workload``, or None without one."""
+    routing, kind, name = workload.routing, kind_of(workload), router_name(workload)
+    if routing is None or name is None or kind.routing_engine is None or kind.endpoint is None:
         return None
+    assert kind.endpoint.port is not None
     engine = getattr(workload, "engine", None)
     extra_args = tuple(getattr(engine, "extra_args", ()) or ())
-    lora = kind.routing_engine == "vllm" and any(
-        a == VLLM_LORA_FLAG or a.startswith(f"{VLLM_LORA_FLAG}=") for a in extra_args
-    )
+    lora = kind.routing_engine == "vllm" and any(a.split("=", 1)[0] == VLLM_LORA_FLAG for a in extra_args)
+    pool = next((p for p in config.compute.pools if p.name == routing.pool), None)  # ROUTING-POOL names a typo
+    most = workload.autoscaling.max_replicas if workload.autoscaling is not None else workload.replicas
     return ResolvedRouting(
-        name=f"{workload.name}{ROUTER_SUFFIX}",
+        name=name,
         namespace=workload.namespace,
         workload=workload.name,
         engine=ENGINE_METRICS[kind.routing_engine],
@@ -78,6 +92,8 @@ def routing_of(workload: WorkloadBase) -> ResolvedRouting | None:
         cpu=routing.cpu,
         memory_gib=routing.memory_gib,
         memory_limit_gib=routing.memory_limit,
-        node_selector={POOL_LABEL: SYSTEM_POOL},
-        monitoring=workload.monitoring,
+        pool=routing.pool or SYSTEM_POOL,
+        node_selector={POOL_LABEL: routing.pool or SYSTEM_POOL},
+        tolerations=frozenset(pool_taints(pool)) if pool is not None else frozenset(),
+        monitoring=workload.monitoring and most > 0,
     )

@@ -20,7 +20,6 @@ from inferstack.config.model import InferstackConfig
 from inferstack.config.sglang import SglangWorkloadConfig
 from inferstack.plan import resolve
 from inferstack.plan.network import gateways_in_front
-from inferstack.plan.routing import routing_of
 from inferstack.rules.base import Finding, Rule, Severity
 
 RULE_ID = "SGLANG-ADMIN"
@@ -38,7 +37,7 @@ def check(config: InferstackConfig) -> Iterator[Finding]:
         gateways, only_through = gateways_in_front(platform, resolved)
         if config.network_policies.enabled and only_through:
             continue
-        router = routing_of(workload)
+        router = resolved.router
         who = (
             "every pod of the cluster (network_policies.enabled is false)"
             if not config.network_policies.enabled

@@ -545,6 +545,8 @@ def _inference_pool(
 ) -> Construct | None:
     """The InferencePool CRD, applied (another install of the extension may have created it) and durable: deleting a
     CRD deletes every InferencePool on the cluster, inferstack's or not."""
+    if not plan.observability.install_inference_pool_crd:
+        return None
     chart = InferencePoolCrdChart(cdk8s.App(), "inference-pool")
     return add_chart_manifest(scope, "InferencePoolCrd", cluster, chart, durable=True, overwrite=True)
 

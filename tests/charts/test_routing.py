@@ -403,6 +403,7 @@ def test_the_pool_crd_is_installed_for_a_router():
         ({"memory_gib": 8, "memory_limit_gib": 4}, "memory_limit_gib", "below memory_gib"),
         ({"replicas": 4}, "replicas", "3"),
         ({"cpu": 0.001}, "cpu", "0.1"),
+        ({"replicas": 1, "pool": 5}, "pool", "string"),
     ],
 )
 def test_bad_routing_is_named(routing, field, words):
@@ -451,3 +452,56 @@ def test_the_router_alerts_when_it_reads_no_replica():
     assert port_named(containers(deployment)["epp"], endpoint["port"]) == EPP_METRICS_PORT
     quiet = render(with_workload(PLAIN, 0, monitoring=False))
     assert not [o for o in quiet if o["kind"] in ("PrometheusRule", "PodMonitor") and "router" in o["metadata"]["name"]]
+
+
+def test_a_router_name_beyond_a_dns_label_is_named():
+    data = with_workload(PLAIN, 0, name="a" * 57)
+    with pytest.raises(ConfigError) as raised:
+        parse_config(data)
+    assert "workloads[0].name" in str(raised.value) and "at most 56" in str(raised.value)
+    parse_config(with_workload(PLAIN, 0, name="a" * 56))
+
+
+def test_pods_serving_tls_cannot_sit_behind_a_router():
+    """Envoy sends plain HTTP to the replica and the picker scrapes /metrics over http."""
+    with pytest.raises(ConfigError) as raised:
+        parse_config(with_workload(PLAIN, 0, monitoring=False, probes={"scheme": "HTTPS"}))
+    assert "routing" in str(raised.value) and "probes.scheme" in str(raised.value)
+
+
+def test_the_router_runs_on_its_pool_with_its_taints():
+    data = copy.deepcopy(PLAIN)
+    data["compute"]["karpenter_pools"].append(
+        {
+            "name": "cpu",
+            "instance_families": ["m7i"],
+            "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
+        }
+    )
+    data["workloads"][0]["routing"] = {"pool": "cpu"}
+    spec = objects_named(render(data), "Deployment", "chat-router")["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] == {"inferstack.io/pool": "cpu"}
+    assert {"key": "team", "operator": "Exists", "effect": "NoSchedule"} in spec["tolerations"]
+
+
+def test_a_parked_workload_has_no_router_alerts():
+    objects = render(with_workload(PLAIN, 0, replicas=0))
+    assert not [o for o in objects if o["kind"] == "PrometheusRule" and o["metadata"]["name"] == "chat-router"]
+
+
+def test_the_router_replicas_are_named_at_their_field():
+    data = with_workload(PLAIN, 0, overrides={"Deployment/chat-router": {"spec": {"replicas": 3}}})
+    with pytest.raises(ConfigError) as raised:
+        render(data)
+    assert "routing.replicas" in str(raised.value)
+    data = with_workload(PLAIN, 0, overrides={"Deployment/chat": {"spec": {"replicas": 3}}})
+    with pytest.raises(ConfigError) as raised:
+        render(data)
+    assert "routing.replicas" not in str(raised.value) and "replicas (or autoscaling)" in str(raised.value)
+
+
+def test_endpoints_name_the_router_for_a_gateway_backend():
+    from inferstack.plan.access import access_report
+
+    text = access_report(parse_config(EXAMPLE))
+    assert "its router qwen-vllm-router admits the gateway" in text

@@ -23,7 +23,6 @@ from inferstack.plan import resolve
 from inferstack.plan.endpoints import NoEndpointError, endpoint_of
 from inferstack.plan.names import namespaces_to_create
 from inferstack.plan.network import _backends, runtime_paths
-from inferstack.plan.routing import routing_of
 from inferstack.plan.runtime_paths import RAY_INTERNAL
 
 PROMETHEUS = Pod("monitoring", {"app.kubernetes.io/name": "prometheus"})
@@ -131,7 +130,7 @@ def test_app_paths_are_admitted(any_app):
             assert all(connection_allowed(objects, pod, POD_IDENTITY, 80) for pod in mine), workload.name
         if workload.kind == "litellm":
             for backend in _backends(platform, workload):
-                router = routing_of(backend.config)
+                router = backend.router
                 port = router.port if router else runtime_paths(platform, backend).serving[0]
                 name = router.name if router else backend.name
                 for target in pods[(backend.namespace, name)]:

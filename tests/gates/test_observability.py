@@ -15,7 +15,6 @@ from inferstack.constructs.observability import WORKLOAD_VARIABLE
 from inferstack.constructs.promql import metric_names
 from inferstack.gates.pods import all_pod_templates
 from inferstack.plan import resolve
-from inferstack.plan.routing import routing_of
 
 ENGINE_OF_DASHBOARD = {"vllm": VLLM, "ray-serve-llm": RAY_VLLM, "nim": NIM, "gpus": DCGM}
 
@@ -66,7 +65,8 @@ def test_one_row_per_workload(any_app):
 def test_every_alert_reads_series_of_its_engine_and_selects_its_pods(any_app):
     objects = any_app.kubernetes_objects()
     served = {(w.namespace, w.name): w for w in _served(any_app.config)}
-    routers = {(w.namespace, r.name): r for w in any_app.config.workloads if (r := routing_of(w)) is not None}
+    platform = resolve(any_app.config)
+    routers = {(w.namespace, r.name): r for w in platform.workloads if (r := w.router) is not None}
     rules = [o for o in objects if o["kind"] == "PrometheusRule"]
     for rule in [r for r in rules if (r["metadata"]["namespace"], r["metadata"]["name"]) in routers]:
         rules.remove(rule)  # a router's: its picker's gauge of the replicas it reads, for its own pool

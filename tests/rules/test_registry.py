@@ -154,6 +154,7 @@ WARNING_RULES = frozenset(
         "SGLANG-ADMIN",
         "ROUTING-PREFIX-CACHE",
         "ROUTING-ONE-REPLICA",
+        "ROUTING-SYSTEM-SHARE",
     }
 )
 #: Rules a case trips besides its own because the two check the same quantity: TP × PP beyond a node's accelerators
@@ -372,9 +373,19 @@ CASES: dict[str, tuple[dict, dict]] = {
         {},
     ),
     "ROUTING-FITS": case(
-        workload(routing={"cpu": 4}, replicas=2),
-        {},  # 4.1 vCPU with Envoy; an m6i.xlarge system node gives 3
-        {"cluster": {"system_nodes": {"instance_types": ["m6i.2xlarge"]}}},
+        workload(routing={"cpu": 4, "pool": "general"}, replicas=2),
+        {"compute": {"karpenter_pools": {0: {"instance_families": [], "instance_types": ["m7i.xlarge"]}}}},
+        {},  # 4.1 vCPU with Envoy: an m7i.xlarge gives 3, the m7i family's larger types more
+    ),
+    "ROUTING-POOL": case(
+        workload(routing={}, replicas=2),
+        workload(routing={"pool": "gpu"}),  # the router would hold an L40S node
+        workload(routing={"pool": "general"}),
+    ),
+    "ROUTING-SYSTEM-SHARE": case(
+        workload(routing={"replicas": 2}, replicas=2),
+        {},  # 2 × 2.1 vCPU of the 2 × 3 vCPU m6i.xlarge system group: above half
+        {"cluster": {"system_nodes": {"desired_size": 3}}},
     ),
     "ROUTING-PREFIX-CACHE": case(
         workload(routing={}, replicas=2, engine={"enable_prefix_caching": False}),

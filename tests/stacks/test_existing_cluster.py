@@ -200,6 +200,7 @@ class TestTheAddOnSwitches:
             "observability.install_kserve",
             "observability.install_dynamo_operator",
             "observability.install_knative_serving",
+            "observability.install_inference_pool_crd",  # a router's CRD
         }
         assert set(_install_switches(InferstackConfig)) == set(OFF_ON_A_TEAMS_CLUSTER) | workload_operators
 

@@ -174,3 +174,18 @@ def test_bad_gateway_fields_are_named(change, path, words):
     problems = {p.path: p.message for p in error.value.problems}
     assert f"workloads[0].{path}" in problems, problems
     assert words in problems[f"workloads[0].{path}"]
+
+
+def test_the_routers_crd_is_applied_unless_the_cluster_has_it(gateway_app, synth_config):
+    """Both backends have routers: the workloads stack applies the InferencePool CRD (before the pools, which
+    follow it), and not when ``observability.install_inference_pool_crd`` is off."""
+    crds = [o for o in gateway_app.kubernetes_objects() if o["kind"] == "CustomResourceDefinition"]
+    assert [c["metadata"]["name"] for c in crds] == ["inferencepools.inference.networking.k8s.io"]
+    pools = [o for o in gateway_app.kubernetes_objects() if o["kind"] == "InferencePool"]
+    assert len(pools) == 2
+    off = gateway_app.config.model_copy(
+        update={
+            "observability": gateway_app.config.observability.model_copy(update={"install_inference_pool_crd": False})
+        }
+    )
+    assert not [o for o in synth_config(off, nag=False).kubernetes_objects() if o["kind"] == "CustomResourceDefinition"]
