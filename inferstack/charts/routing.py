@@ -9,6 +9,7 @@ import cdk8s
 from inferstack.catalog.versions import IMAGES
 from inferstack.constructs.endpoint_picker import EndpointPicker, EndpointPickerProps
 from inferstack.constructs.pod import PodPlacement
+from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
 from inferstack.plan.routing import ResolvedRouting
 
 #: Scorer weights by plugin, from the config's names.
@@ -53,7 +54,12 @@ def add_router(chart: cdk8s.Chart, router: ResolvedRouting) -> EndpointPicker:
             cpu=_quantity(router.cpu),
             memory=f"{router.memory_gib:g}Gi",
             memory_limit=f"{router.memory_limit_gib:g}Gi",
-            placement=PodPlacement(node_selector=router.node_selector, tolerations=sorted(router.tolerations)),
+            # on the request path: the serving priority (batch Jobs on the same nodes never preempt it)
+            placement=PodPlacement(
+                node_selector=router.node_selector,
+                tolerations=sorted(router.tolerations),
+                priority_class=SERVING_PRIORITY_CLASS,
+            ),
             monitoring=router.monitoring,
             workload=router.workload,
         ),

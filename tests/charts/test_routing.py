@@ -293,6 +293,7 @@ def test_the_picker_may_read_what_it_watches():
 def test_the_router_runs_on_the_system_nodes():
     spec = objects_named(render(PLAIN), "Deployment", "chat-router")["spec"]["template"]["spec"]
     assert spec["nodeSelector"] == {"inferstack.io/pool": "system"}
+    assert spec["priorityClassName"] == "inferstack-serving"  # on the request path, as the servers
     pod = containers({"spec": {"template": {"spec": spec}}})
     assert pod["epp"]["resources"] == {"limits": {"memory": "8Gi"}, "requests": {"cpu": "2", "memory": "4Gi"}}
     assert pod["envoy"]["resources"] == {"limits": {"memory": "1024Mi"}, "requests": {"cpu": "100m", "memory": "512Mi"}}
