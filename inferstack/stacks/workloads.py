@@ -31,7 +31,7 @@ from inferstack.plan.workloads import WorkloadsPlan
 from inferstack.stacks.compute import add_chart_manifest
 from inferstack.stacks.delivery import GITOPS_ATTRIBUTE
 from inferstack.stacks.storage import StorageStack
-from inferstack.stacks.workload_operators import WORKLOAD_OPERATORS
+from inferstack.stacks.workload_operators import WORKLOAD_OPERATORS, InferencePoolCrdChart
 
 #: Rendered chart JSON per workloads stack, bytes. The template embeds it escaped, plus identities and wrappers:
 #: 450 KB of charts stays well under CloudFormation's 1 MB template limit.
@@ -142,8 +142,9 @@ def _dashboards(plan: WorkloadsPlan) -> ObservabilityChart | None:
 
 
 def shared_chart_bytes(plan: WorkloadsPlan) -> int:
-    """Bytes of the charts only the first workloads stack applies: the namespaces, the namespaces' own policies and
-    the dashboards (a row per workload)."""
+    """Bytes of the charts only the first workloads stack applies: the namespaces, the namespaces' own policies,
+    the dashboards (a row per workload) and the InferencePool CRD a router needs (its manifest is inline, ~12 KB;
+    the operators' Helm releases name their charts)."""
     size = len(json.dumps(NamespacesChart(cdk8s.App(), "ns", list(plan.namespaces)).to_json()))
     if plan.flows:
         chart = NetworkPoliciesChart(cdk8s.App(), "np", plan.flows, workloads=set())
@@ -151,6 +152,8 @@ def shared_chart_bytes(plan: WorkloadsPlan) -> int:
     dashboards = _dashboards(plan)
     if dashboards is not None:
         size += len(json.dumps(dashboards.to_json()))
+    if "inference-pool" in plan.operators and plan.observability.install_inference_pool_crd:
+        size += len(json.dumps(InferencePoolCrdChart(cdk8s.App(), "inference-pool").to_json()))
     return size
 
 

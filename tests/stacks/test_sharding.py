@@ -166,3 +166,22 @@ def test_the_first_stack_counts_its_shared_charts_in_real_templates(monkeypatch,
     second = _objects(app.templates["inferstack-workloads-2"])
     deployments = [sum(o["kind"] == "Deployment" for o in objects) for objects in (first, second)]
     assert deployments[0] < deployments[1], "the first stack's shared charts leave it room for fewer workloads"
+
+
+def test_the_first_stack_counts_the_routers_crd():
+    """The InferencePool CRD's manifest is inline in the first workloads stack: counted with its shared charts."""
+    import cdk8s
+
+    from inferstack.stacks.workload_operators import InferencePoolCrdChart
+    from inferstack.stacks.workloads import shared_chart_bytes
+
+    crd = len(json.dumps(InferencePoolCrdChart(cdk8s.App(), "crd").to_json()))
+    data = {
+        "compute": {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]},
+        "workloads": [{"name": "chat", "pool": "gpu", "replicas": 2, "model": {"id": "Qwen/Qwen3-8B"}}],
+    }
+    plain = shared_chart_bytes(workloads_plan(parse_config(data)))
+    data["workloads"][0]["routing"] = {}
+    assert shared_chart_bytes(workloads_plan(parse_config(data))) == plain + crd > plain + 10_000
+    data["observability"] = {"install_inference_pool_crd": False}
+    assert shared_chart_bytes(workloads_plan(parse_config(data))) == plain
