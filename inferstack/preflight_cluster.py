@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from inferstack.catalog.routing import INFERENCE_POOL_BUNDLE_ANNOTATION, INFERENCE_POOL_CRD_NAME
 from inferstack.config.existing_cluster import on_a_teams_cluster
 from inferstack.config.model import InferstackConfig
 from inferstack.plan.kserve import installs_knative
@@ -137,6 +138,32 @@ def kubectl_releases(context: str) -> list[HelmRelease]:
     return releases
 
 
+#: CRDs inferstack applies itself (no chart installs them) → (the operator that needs one, its install switch).
+APPLIED_CRDS: dict[str, tuple[str, str]] = {
+    INFERENCE_POOL_CRD_NAME: ("inference-pool", "observability.install_inference_pool_crd"),
+}
+#: ``name`` → its ``metadata.annotations``, for each CRD the cluster serves of those asked for.
+CrdLister = Callable[[str, tuple[str, ...]], dict[str, dict[str, str]]]
+
+
+def kubectl_crds(context: str, names: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """Which of the CRDs ``names`` the cluster of context ``context`` has, with their annotations.
+    :raises RuntimeError: kubectl is missing or refused."""
+    command = ["kubectl", "--context", context, "get", "customresourcedefinitions", "-o", "json"]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RuntimeError(f"kubectl: {exc}") from exc
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr.strip() or f"kubectl exited {result.returncode}")
+    found = {}
+    for item in json.loads(result.stdout).get("items", []):
+        meta = item.get("metadata") or {}
+        if meta.get("name") in names:
+            found[str(meta["name"])] = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
+    return found
+
+
 def _switch(config: InferstackConfig, path: str) -> bool:
     node: Any = config
     for name in path.split("."):
@@ -149,9 +176,14 @@ class TeamCluster:
     ``releases``)."""
 
     def __init__(
-        self, config: InferstackConfig, name: str, clients: ClientFactory, releases: HelmLister = kubectl_releases
+        self,
+        config: InferstackConfig,
+        name: str,
+        clients: ClientFactory,
+        releases: HelmLister = kubectl_releases,
+        crds: CrdLister = kubectl_crds,
     ) -> None:
-        self.name, self.clients, self.releases = name, clients, releases
+        self.name, self.clients, self.releases, self.crds = name, clients, releases, crds
         self.config = on_a_teams_cluster(config)
         self.operators = set(workloads_plan(self.config).operators)
 
@@ -162,7 +194,8 @@ class TeamCluster:
         except Exception as exc:
             return [CheckResult("cluster", self.name, False, _error(exc), "check the cluster name, region and role")]
         results.append(self._version(cluster))
-        for check in (self.addons, lambda: self.helm(str(cluster.get("arn", self.name)))):
+        context = str(cluster.get("arn", self.name))
+        for check in (self.addons, lambda: self.helm(context), lambda: self.applied_crds(context)):
             try:
                 results.extend(check())
             except Exception as exc:
@@ -232,6 +265,46 @@ class TeamCluster:
                 if not judged.passed and release.chart in DECLARE_INSTEAD:
                     judged = dataclasses.replace(judged, fix=DECLARE_INSTEAD[release.chart])
                 yield judged
+
+    def applied_crds(self, context: str) -> Iterator[CheckResult]:
+        """The CRDs inferstack applies itself (the InferencePool's, for a router) against the cluster's: one there
+        already is replaced when the switch is on; none there, with the switch off, leaves the custom resources
+        without their CRD."""
+        needed = {crd: why for crd, why in APPLIED_CRDS.items() if why[0] in self.operators}
+        if not needed:
+            return
+        try:
+            present = self.crds(context, tuple(sorted(needed)))
+        except RuntimeError as exc:
+            yield CheckResult(
+                "crd",
+                context,
+                False,
+                f"cannot list the CRDs: {exc}",
+                f"aws eks update-kubeconfig --name {self.name} (kubectl context {context}), with a role that may "
+                "list CustomResourceDefinitions",
+            )
+            return
+        for crd, (_, switch) in sorted(needed.items()):
+            on = _switch(self.config, switch)
+            if crd in present:
+                version = present[crd].get(INFERENCE_POOL_BUNDLE_ANNOTATION, "?")
+                yield CheckResult(
+                    "crd",
+                    crd,
+                    not on,
+                    f"the cluster has it (bundle {version})"
+                    + (f", and {switch} is on: inferstack's would replace it" if on else f"; {switch} is off"),
+                    f"set {switch}: false (the cluster's CRD serves the routers)" if on else "",
+                )
+            else:
+                yield CheckResult(
+                    "crd",
+                    crd,
+                    on,
+                    "not on the cluster" + ("; inferstack applies it" if on else f", and {switch} is off"),
+                    "" if on else f"set {switch}: true, or install the CRD (a router's InferencePool needs it)",
+                )
 
     def _judged(self, check: str, subject: str, what: str, switch: str, name: str, consequence: str) -> CheckResult:
         """``name`` runs already: a failure when ``switch`` would install it again, else left alone."""

@@ -214,3 +214,56 @@ def test_a_release_record_that_does_not_decode_is_its_own_failed_check(monkeypat
     assert results[("helm", "keda/keda")].passed
     odd = results[("helm", "x/odd")]
     assert not odd.passed and odd.fix == "look at it with: helm -n x history odd"
+
+
+#: A routed vLLM on the team's cluster: its router's InferencePool needs the CRD.
+ROUTED_ON_TEAM = with_changes(
+    load_config(ROOT / "examples" / "litellm-gateway.yaml"), {"compute.karpenter_node_role": "TeamKarpenterNode"}
+)
+POOL_CRD = "inferencepools.inference.networking.k8s.io"
+
+
+def crds(present: dict[str, dict[str, str]] | None = None, error: str | None = None):
+    asked: list[tuple[str, tuple[str, ...]]] = []
+
+    def lister(context: str, names: tuple[str, ...]) -> dict[str, dict[str, str]]:
+        asked.append((context, names))
+        if error is not None:
+            raise RuntimeError(error)
+        return {n: a for n, a in (present or {}).items() if n in names}
+
+    lister.asked = asked  # type: ignore[attr-defined]
+    return lister
+
+
+@pytest.mark.parametrize(
+    ("present", "install", "passed", "fix"),
+    [
+        (True, True, False, "set observability.install_inference_pool_crd: false"),  # ours would replace theirs
+        (True, False, True, ""),
+        (False, True, True, ""),
+        (False, False, False, "set observability.install_inference_pool_crd: true"),  # pools without a CRD
+    ],
+)
+def test_the_routers_crd_is_judged_against_the_clusters(present, install, passed, fix):
+    config = with_changes(ROUTED_ON_TEAM, {"observability.install_inference_pool_crd": install})
+    found = {POOL_CRD: {"inference.networking.k8s.io/bundle-version": "v1.3.0"}} if present else {}
+    lister = crds(found)
+    results = by_subject(TeamCluster(config, "team", eks([]), releases(), lister).run())
+    result = results[("crd", POOL_CRD)]
+    assert result.passed is passed and result.fix.startswith(fix)
+    if present:
+        assert "v1.3.0" in result.detail
+    assert lister.asked == [(ARN, (POOL_CRD,))]
+
+
+def test_the_crds_are_not_asked_for_without_a_router():
+    lister = crds(error="must not be called")
+    results = TeamCluster(RAY_ON_TEAM, "team", eks([]), releases(), lister).run()
+    assert lister.asked == [] and not [r for r in results if r.check == "crd"]
+
+
+def test_a_refused_crd_listing_names_the_way_in():
+    results = by_subject(TeamCluster(ROUTED_ON_TEAM, "team", eks([]), releases(), crds(error="Forbidden")).run())
+    result = results[("crd", ARN)]
+    assert not result.passed and "Forbidden" in result.detail and "update-kubeconfig --name team" in result.fix

@@ -147,6 +147,9 @@ _MANIFESTS = resources.files("inferstack.catalog").joinpath("crd_manifests")
 #: The InferencePool CRD inferstack installs (v1.6.0, the vendored schema; v1.5.0's differs only in requiring
 #: ``endpointPickerRef``, which inferstack always sets). See ``crd_manifests/PROVENANCE.md``.
 INFERENCE_POOL_CRD_FILE = "inference.networking.k8s.io_inferencepools.yaml"
+#: Its name, and the annotation upstream stamps its release on.
+INFERENCE_POOL_CRD_NAME = "inferencepools.inference.networking.k8s.io"
+INFERENCE_POOL_BUNDLE_ANNOTATION = "inference.networking.k8s.io/bundle-version"
 
 
 @cache
