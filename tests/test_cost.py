@@ -108,3 +108,20 @@ def test_a_memory_limit_caps_the_karpenter_ceiling():
     pool = {"name": "g", "instance_types": ["g6e.2xlarge"], "max_memory_gib": 130}
     (cost,) = [c for c in pool_costs(parse_config({"compute": {"karpenter_pools": [pool]}})) if c.subject == "g"]
     assert f"${2 * usd('g6e.2xlarge') * HOURS_PER_MONTH:,.0f}/month" in cost.detail
+
+
+def test_a_router_costs_its_pods_on_their_pool():
+    """A router pod (2 vCPU picker + Envoy) takes an m7i.xlarge of the CPU pool alone (3 allocatable vCPU), on the
+    system nodes an m6i.xlarge; two replicas, two nodes."""
+    config = load_config(ROOT / "examples" / "litellm-gateway.yaml")
+    costs = by_subject(workload_costs(config))
+    routed = costs["gateway/qwen-vllm"]
+    assert routed.hourly == pytest.approx(2 * usd("g6e.2xlarge") + usd("m7i.xlarge"))
+    assert "router 1×1 m7i.xlarge" in routed.detail
+    data = config.model_dump(by_alias=True, exclude_unset=True)
+    data["workloads"][0]["routing"] = {"replicas": 2}  # on the system nodes
+    costs = by_subject(workload_costs(parse_config(data)))
+    assert costs["gateway/qwen-vllm"].hourly == pytest.approx(2 * usd("g6e.2xlarge") + 2 * usd("m6i.xlarge"))
+    del data["workloads"][0]["routing"]
+    costs = by_subject(workload_costs(parse_config(data)))
+    assert costs["gateway/qwen-vllm"].hourly == pytest.approx(2 * usd("g6e.2xlarge"))

@@ -1,7 +1,8 @@
 """What a config costs at on-demand prices (:mod:`inferstack.catalog.prices`), per workload and per pool, hourly and
 per 730-hour month.
 
-A workload's cost is its pods' share of their nodes at its configured replicas: each pod lands on the smallest
+A workload's cost is its pods' share of their nodes at its configured replicas (and its router's pods, on their
+pool: ``routing``): each pod lands on the smallest
 node of its pool that holds it and costs 1 / the pods that fit there (by devices, CPU and memory); an EFA pod,
 holding every EFA device, costs a whole node. A pool's range is what its nodes cost from what stays running (a
 node group's ``desired_size``) to its ceiling (``max_size``, or a Karpenter pool's limits filled the costliest
@@ -16,10 +17,12 @@ from dataclasses import dataclass
 from inferstack.catalog.instances import INSTANCE_TYPES, InstanceType
 from inferstack.catalog.kubernetes import SYSTEM_POOL
 from inferstack.catalog.prices import DEFAULT_PRICE_REGION, HOURS_PER_MONTH, price
+from inferstack.catalog.routing import ENVOY_CPU, ENVOY_MEMORY_GIB
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig
 from inferstack.config.model import InferstackConfig
-from inferstack.plan import ResolvedPlatform, Role, resolve
-from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, pool_instances
+from inferstack.plan import ResolvedPlatform, resolve
+from inferstack.plan.placement import PodPlan, allocatable_cpu, allocatable_memory_gib, pool_instances
+from inferstack.plan.routing import ResolvedRouting
 
 #: Days in a 730-hour month.
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24
@@ -50,14 +53,28 @@ def price_region(config: InferstackConfig) -> str:
     return config.env.region or DEFAULT_PRICE_REGION
 
 
-def _node(config: InferstackConfig, role: Role, pool_name: str) -> InstanceType:
-    """The node a role's pod lands on: the smallest of its pool (by devices, then vCPU) that holds its
-    accelerators, CPU and memory."""
+@dataclass(frozen=True)
+class _Pod:
+    """What a pod asks of its node (a role's :class:`~inferstack.plan.placement.PodPlan` has the same fields)."""
+
+    cpu: float
+    memory_gib: float
+    accelerators: int = 0
+    efa: int = 0
+
+
+def _router_pod(router: ResolvedRouting) -> _Pod:
+    """A router pod: the picker's requests and Envoy's."""
+    return _Pod(cpu=router.cpu + ENVOY_CPU, memory_gib=router.memory_gib + ENVOY_MEMORY_GIB)
+
+
+def _node(config: InferstackConfig, pod: PodPlan | _Pod, pool_name: str) -> InstanceType:
+    """The node a pod lands on: the smallest of its pool (by devices, then vCPU) that holds its accelerators, CPU
+    and memory."""
     if pool_name == SYSTEM_POOL:
         instances = [INSTANCE_TYPES[t] for t in config.cluster.system_nodes.instance_types]
     else:
         instances = pool_instances(config.pool(pool_name))
-    pod = role.pod
     fitting = [
         t
         for t in instances
@@ -68,9 +85,8 @@ def _node(config: InferstackConfig, role: Role, pool_name: str) -> InstanceType:
     return min(fitting or instances, key=lambda t: (t.accelerator_count, t.vcpu, t.name))
 
 
-def _share(role: Role, node: InstanceType) -> float:
+def _share(pod: PodPlan | _Pod, node: InstanceType) -> float:
     """The share of ``node`` one pod costs: 1 / the pods that fit on it (an EFA pod takes every EFA device)."""
-    pod = role.pod
     if pod.efa:
         return 1.0
     fits = [
@@ -91,17 +107,21 @@ def workload_costs(config: InferstackConfig, plan: ResolvedPlatform | None = Non
     for resolved in plan.workloads:
         total, parts, missing = 0.0, [], []
         replicas = resolved.config.replicas
-        for role in resolved.roles.values():
-            pool_name = role.pool or resolved.pool.name
-            node = _node(config, role, pool_name)
+        placed: list[tuple[str, PodPlan | _Pod, str, int]] = [
+            (role.name, role.pod, role.pool or resolved.pool.name, role.pods_per_replica * replicas)
+            for role in resolved.roles.values()
+        ]
+        router = resolved.router
+        if router is not None:  # its pods on the system nodes or its CPU pool
+            placed.append(("router", _router_pod(router), router.pool, router.replicas))
+        for name, pod, pool_name, pods in placed:
+            node = _node(config, pod, pool_name)
             found = price(node.name, region)
             if found is None:
                 missing.append(node.name)
                 continue
-            pods = role.pods_per_replica * replicas
-            hourly = pods * _share(role, node) * found.on_demand
-            total += hourly
-            parts.append(f"{role.name} {pods}×{_share(role, node):.2g} {node.name}")
+            total += pods * _share(pod, node) * found.on_demand
+            parts.append(f"{name} {pods}×{_share(pod, node):.2g} {node.name}")
         costs.append(
             Cost(
                 f"{resolved.namespace}/{resolved.name}",
