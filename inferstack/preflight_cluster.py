@@ -6,7 +6,9 @@ with the switch that avoids it, before ``cdk deploy``.
 The config is judged as :func:`~inferstack.config.existing_cluster.on_a_teams_cluster` makes it (the add-ons a
 cluster usually runs are off unless the config turns them on). A switch that is on and finds its add-on or chart
 running already fails; one that is off passes and says inferstack leaves it. Read-only: ``eks:DescribeCluster``,
-``eks:ListAddons``, ``eks:DescribeAddon`` and ``kubectl get secrets -l owner=helm``.
+``eks:ListAddons``, ``eks:DescribeAddon``, ``kubectl get secrets -l owner=helm`` and, when a workload has a router,
+``kubectl get customresourcedefinitions`` (the InferencePool CRD: the cluster's own, or the one an earlier deploy
+of inferstack applied, which carries ``app.kubernetes.io/part-of: inferstack``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from inferstack.catalog.routing import INFERENCE_POOL_BUNDLE_ANNOTATION, INFERENCE_POOL_CRD_NAME
+from inferstack.catalog.routing import (
+    APPLIED_BY,
+    APPLIED_BY_LABEL,
+    INFERENCE_POOL_BUNDLE_ANNOTATION,
+    INFERENCE_POOL_CRD_NAME,
+)
 from inferstack.config.existing_cluster import on_a_teams_cluster
 from inferstack.config.model import InferstackConfig
 from inferstack.plan.kserve import installs_knative
@@ -142,12 +149,12 @@ def kubectl_releases(context: str) -> list[HelmRelease]:
 APPLIED_CRDS: dict[str, tuple[str, str]] = {
     INFERENCE_POOL_CRD_NAME: ("inference-pool", "observability.install_inference_pool_crd"),
 }
-#: ``name`` → its ``metadata.annotations``, for each CRD the cluster serves of those asked for.
-CrdLister = Callable[[str, tuple[str, ...]], dict[str, dict[str, str]]]
+#: ``name`` → its ``metadata`` (``labels``, ``annotations``), for each CRD the cluster serves of those asked for.
+CrdLister = Callable[[str, tuple[str, ...]], dict[str, dict[str, dict[str, str]]]]
 
 
-def kubectl_crds(context: str, names: tuple[str, ...]) -> dict[str, dict[str, str]]:
-    """Which of the CRDs ``names`` the cluster of context ``context`` has, with their annotations.
+def kubectl_crds(context: str, names: tuple[str, ...]) -> dict[str, dict[str, dict[str, str]]]:
+    """Which of the CRDs ``names`` the cluster of context ``context`` has, with their labels and annotations.
     :raises RuntimeError: kubectl is missing or refused."""
     command = ["kubectl", "--context", context, "get", "customresourcedefinitions", "-o", "json"]
     try:
@@ -160,7 +167,9 @@ def kubectl_crds(context: str, names: tuple[str, ...]) -> dict[str, dict[str, st
     for item in json.loads(result.stdout).get("items", []):
         meta = item.get("metadata") or {}
         if meta.get("name") in names:
-            found[str(meta["name"])] = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
+            found[str(meta["name"])] = {
+                part: {str(k): str(v) for k, v in (meta.get(part) or {}).items()} for part in ("labels", "annotations")
+            }
     return found
 
 
@@ -287,8 +296,10 @@ class TeamCluster:
             return
         for crd, (_, switch) in sorted(needed.items()):
             on = _switch(self.config, switch)
-            if crd in present:
-                version = present[crd].get(INFERENCE_POOL_BUNDLE_ANNOTATION, "?")
+            if crd in present and present[crd].get("labels", {}).get(APPLIED_BY_LABEL) == APPLIED_BY:
+                yield CheckResult("crd", crd, True, "applied by inferstack (an earlier deploy)")
+            elif crd in present:
+                version = present[crd].get("annotations", {}).get(INFERENCE_POOL_BUNDLE_ANNOTATION, "?")
                 yield CheckResult(
                     "crd",
                     crd,

@@ -247,7 +247,8 @@ def crds(present: dict[str, dict[str, str]] | None = None, error: str | None = N
 )
 def test_the_routers_crd_is_judged_against_the_clusters(present, install, passed, fix):
     config = with_changes(ROUTED_ON_TEAM, {"observability.install_inference_pool_crd": install})
-    found = {POOL_CRD: {"inference.networking.k8s.io/bundle-version": "v1.3.0"}} if present else {}
+    meta = {"labels": {}, "annotations": {"inference.networking.k8s.io/bundle-version": "v1.3.0"}}
+    found = {POOL_CRD: meta} if present else {}
     lister = crds(found)
     results = by_subject(TeamCluster(config, "team", eks([]), releases(), lister).run())
     result = results[("crd", POOL_CRD)]
@@ -255,6 +256,13 @@ def test_the_routers_crd_is_judged_against_the_clusters(present, install, passed
     if present:
         assert "v1.3.0" in result.detail
     assert lister.asked == [(ARN, (POOL_CRD,))]
+
+
+def test_the_crd_an_earlier_deploy_applied_passes():
+    """inferstack's CRD stays after a deploy (durable): a second preflight finds it labelled as ours."""
+    ours = {POOL_CRD: {"labels": {"app.kubernetes.io/part-of": "inferstack"}, "annotations": {}}}
+    results = by_subject(TeamCluster(ROUTED_ON_TEAM, "team", eks([]), releases(), crds(ours)).run())
+    assert results[("crd", POOL_CRD)].passed
 
 
 def test_the_crds_are_not_asked_for_without_a_router():

@@ -150,6 +150,8 @@ INFERENCE_POOL_CRD_FILE = "inference.networking.k8s.io_inferencepools.yaml"
 #: Its name, and the annotation upstream stamps its release on.
 INFERENCE_POOL_CRD_NAME = "inferencepools.inference.networking.k8s.io"
 INFERENCE_POOL_BUNDLE_ANNOTATION = "inference.networking.k8s.io/bundle-version"
+#: The label inferstack puts on the CRD it applies (upstream's file carries none), so a cluster's own is told apart.
+APPLIED_BY_LABEL, APPLIED_BY = "app.kubernetes.io/part-of", "inferstack"
 
 
 @cache

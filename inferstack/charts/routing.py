@@ -9,7 +9,6 @@ import cdk8s
 from inferstack.catalog.versions import IMAGES
 from inferstack.constructs.endpoint_picker import EndpointPicker, EndpointPickerProps
 from inferstack.constructs.pod import PodPlacement
-from inferstack.constructs.vllm import SERVING_PRIORITY_CLASS
 from inferstack.plan.routing import ResolvedRouting
 
 #: Scorer weights by plugin, from the config's names.
@@ -54,12 +53,10 @@ def add_router(chart: cdk8s.Chart, router: ResolvedRouting) -> EndpointPicker:
             cpu=_quantity(router.cpu),
             memory=f"{router.memory_gib:g}Gi",
             memory_limit=f"{router.memory_limit_gib:g}Gi",
-            # on the request path: the serving priority (batch Jobs on the same nodes never preempt it)
-            placement=PodPlacement(
-                node_selector=router.node_selector,
-                tolerations=sorted(router.tolerations),
-                priority_class=SERVING_PRIORITY_CLASS,
-            ),
+            # no priority class: the serving class preempts, and on the system nodes it would evict the cluster's
+            # controllers (Prometheus, the operators: priority 0); batch Jobs there never preempt (their class's
+            # preemptionPolicy is Never)
+            placement=PodPlacement(node_selector=router.node_selector, tolerations=sorted(router.tolerations)),
             monitoring=router.monitoring,
             workload=router.workload,
         ),

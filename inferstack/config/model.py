@@ -730,6 +730,18 @@ class InferstackConfig(StrictModel):
                         "field": f"workloads[{index}].pool",
                     },
                 )
+            routing_pool = workload.routing.pool if workload.routing is not None else None
+            if routing_pool is not None and routing_pool not in pools:
+                raise PydanticCustomError(
+                    "routing_pool",
+                    "'{pool}' is not a node group or Karpenter pool — valid: {valid}{near}",
+                    {
+                        "pool": routing_pool,
+                        "valid": ", ".join(sorted(pools)),
+                        "near": did_you_mean(routing_pool, sorted(pools)),
+                        "field": f"workloads[{index}].routing.pool",
+                    },
+                )
             workload.check_in(index, self.pool(workload.pool).accelerator)
             if workload.namespace in SYSTEM_NAMESPACES:
                 raise PydanticCustomError(

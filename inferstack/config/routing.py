@@ -41,12 +41,12 @@ class RoutingScorersConfig(StrictModel):
 
 
 class RoutingConfig(StrictModel):
-    """The endpoint picker in front of the workload's replicas (runs on the system nodes)."""
+    """The endpoint picker in front of the workload's replicas (on the system nodes, or ``pool``)."""
 
     pool: str | None = None
     """A CPU pool (``compute``: a Karpenter pool or node group without accelerators) the router pods run on — one
     that scales with them. Default: the system nodes, a fixed group shared with the cluster's controllers
-    (ROUTING-FITS checks the routers' total there)."""
+    (ROUTING-SYSTEM-SHARE warns when the routers' total there passes half of it)."""
     scorers: RoutingScorersConfig = RoutingScorersConfig()
     """How replicas are scored. Default: queue 2, KV cache 2, prefix cache 3."""
     replicas: int = Field(default=1, ge=1, le=3)

@@ -8,9 +8,10 @@ picker scores the pool's ready pods from their ``/metrics`` (queue, KV-cache use
 ports, probes, RBAC and Envoy's configuration follow kubernetes-sigs/gateway-api-inference-extension v1.5.0
 (``config/charts/standalone`` and ``config/charts/epplib``; :mod:`inferstack.catalog.routing`), with these changes:
 Envoy logs at ``info`` (the chart's ``trace`` logs every request) and has a liveness probe and a 1 GiB memory
-limit, the picker serves the gRPC health check Envoy's ext_proc cluster sends (``--health-checking``), its tracing
-and pprof are off, its metrics need no Kubernetes token (the NetworkPolicy admits Prometheus only), and both
-containers run restricted (non-root uid 65532, no capabilities, read-only root file system: the picker's
+limit, the pod carries ``karpenter.sh/do-not-disrupt`` (consolidation would cut the workload's only way in), the
+picker serves the gRPC health check Envoy's ext_proc cluster sends (``--health-checking``), its tracing and pprof
+are off, its metrics need no Kubernetes token (the NetworkPolicy admits Prometheus only), and both containers run
+restricted (non-root uid 65532, no capabilities, read-only root file system: the picker's
 certificate is made in memory, ``pkg/epp/server/runserver.go``; Envoy's hot-restart memory is in ``/dev/shm``).
 """
 
@@ -52,6 +53,8 @@ from inferstack.constructs.pod import PodPlacement
 SCORERS = ("queue-scorer", "kv-cache-utilization-scorer", "prefix-cache-scorer")
 CONFIG_DIR, CONFIG_FILE = "/config", "config.yaml"
 ENVOY_DIR, ENVOY_FILE = "/etc/envoy", "envoy.yaml"
+#: Karpenter leaves a node with such a pod out of voluntary disruption (consolidation).
+DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 #: As the chart: "this timeout should mirror the longest grace period of the pods within the pool".
 TERMINATION_GRACE_SECONDS = 130
 
@@ -622,7 +625,9 @@ class EndpointPicker(Construct):
                 strategy=k8s.DeploymentStrategy(type="Recreate"),
                 selector=k8s.LabelSelector(match_labels=dict(pods)),
                 template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels={**labels, **pods}),
+                    # the workload's only way in: Karpenter does not move it to consolidate a node (a PDB cannot
+                    # protect it, see above; drift and expiry still replace it after the pool's grace period)
+                    metadata=k8s.ObjectMeta(labels={**labels, **pods}, annotations={DO_NOT_DISRUPT: "true"}),
                     spec=k8s.PodSpec(
                         service_account_name=props.name,
                         termination_grace_period_seconds=TERMINATION_GRACE_SECONDS,

@@ -123,9 +123,9 @@ class ResolvedWorkload:
     alerts: AlertTargets = field(default_factory=AlertTargets)
     """Its alert targets: its own ``alerts``, else ``observability.alerts``."""
     bench: ResolvedBench | None = None
+    """Its benchmark Job (None without ``bench``, or when BENCH-TARGET refuses it)."""
     router: ResolvedRouting | None = None
     """Its request router (``routing``), when it has one."""
-    """Its benchmark Job (None without ``bench``, or when BENCH-TARGET refuses it)."""
 
     @property
     def kind(self) -> str:

@@ -6,7 +6,8 @@
 * ROUTING-METRICS — vLLM started with ``--disable-log-stats``: its ``/metrics`` exports no queue or KV-cache gauges
   (vLLM 0.19/0.31 ``AsyncLLM``: no stat loggers without ``log_stats``), so the picker reads nothing and scores every
   replica alike;
-* ROUTING-POOL — ``routing.pool`` is no pool, or one with accelerators (the router would hold a GPU node);
+* ROUTING-POOL — ``routing.pool`` has accelerators (the router would hold a GPU node; a name that is no pool is a
+  config error);
 * ROUTING-FITS — the router pod (the picker's request and Envoy's 0.1 vCPU / 0.5 GiB) fits no node of its pool;
 * ROUTING-SYSTEM-SHARE (warning) — the routers on the system nodes take more than half of what the fixed system
   group gives at ``desired_size`` (the rest runs the cluster's controllers: Karpenter, CoreDNS, the operators,
@@ -94,25 +95,20 @@ def check_metrics(config: InferstackConfig) -> Iterator[Finding]:
 
 
 def check_pool(config: InferstackConfig) -> Iterator[Finding]:
-    """ROUTING-POOL: the router runs on a CPU pool of the config (or the system nodes)."""
+    """ROUTING-POOL: the router runs on a CPU pool (the config refuses a name that is no pool)."""
     pools = {p.name: p for p in config.compute.pools}
     cpu_pools = sorted(name for name, p in pools.items() if p.accelerator is AcceleratorKind.NONE)
     for path, workload in _routed(config):
         routing = workload.routing
         assert routing is not None
-        if routing.pool is None:
-            continue
-        valid = f"leave routing.pool unset (the system nodes) or use a CPU pool ({', '.join(cpu_pools) or 'none'})"
-        pool = pools.get(routing.pool)
-        if pool is None:
-            yield Finding(rule=POOL, path=f"{path}.routing.pool", message=f"{routing.pool!r} is not a pool", fix=valid)
-        elif pool.accelerator is not AcceleratorKind.NONE:
+        pool = pools.get(routing.pool) if routing.pool is not None else None
+        if pool is not None and pool.accelerator is not AcceleratorKind.NONE:
             yield Finding(
                 rule=POOL,
                 path=f"{path}.routing.pool",
                 message=f"pool {routing.pool!r} has accelerators: the router (a CPU proxy) would hold an accelerated "
                 "node",
-                fix=valid,
+                fix=f"leave routing.pool unset (the system nodes) or use a CPU pool ({', '.join(cpu_pools) or 'none'})",
             )
 
 
@@ -130,7 +126,7 @@ def check_fits(config: InferstackConfig) -> Iterator[Finding]:
         routing = workload.routing
         assert routing is not None
         pool = pools.get(routing.pool) if routing.pool is not None else None
-        if routing.pool is not None and (pool is None or pool.accelerator is not AcceleratorKind.NONE):
+        if pool is not None and pool.accelerator is not AcceleratorKind.NONE:
             continue  # ROUTING-POOL
         instances = pool_instances(pool) if pool is not None else [largest_system_node(config)]
         best = max(instances, key=lambda t: (allocatable_cpu(t), allocatable_memory_gib(t)))

@@ -29,7 +29,7 @@ from inferstack.catalog.kubernetes import (
     POOL_LABEL,
     SYSTEM_POOL,
 )
-from inferstack.catalog.routing import inference_pool_crd
+from inferstack.catalog.routing import APPLIED_BY, APPLIED_BY_LABEL, inference_pool_crd
 from inferstack.catalog.versions import IMAGES, STORAGE_ADDONS
 from inferstack.charts.knative import KnativeServingChart
 from inferstack.charts.workload import StorageRefs
@@ -534,8 +534,11 @@ class InferencePoolCrdChart(cdk8s.Chart):
             "inference-pool-crd",
             api_version=crd["apiVersion"],
             kind=crd["kind"],
+            # the label tells inferstack's apply from a cluster's own install (preflight --cluster reads it)
             metadata=cdk8s.ApiObjectMetadata(
-                name=crd["metadata"]["name"], annotations=dict(crd["metadata"].get("annotations") or {})
+                name=crd["metadata"]["name"],
+                annotations=dict(crd["metadata"].get("annotations") or {}),
+                labels={APPLIED_BY_LABEL: APPLIED_BY},
             ),
         ).add_json_patch(cdk8s.JsonPatch.add("/spec", crd["spec"]))
 

@@ -293,7 +293,9 @@ def test_the_picker_may_read_what_it_watches():
 def test_the_router_runs_on_the_system_nodes():
     spec = objects_named(render(PLAIN), "Deployment", "chat-router")["spec"]["template"]["spec"]
     assert spec["nodeSelector"] == {"inferstack.io/pool": "system"}
-    assert spec["priorityClassName"] == "inferstack-serving"  # on the request path, as the servers
+    assert "priorityClassName" not in spec  # the serving class would evict the controllers on the system nodes
+    annotations = objects_named(render(PLAIN), "Deployment", "chat-router")["spec"]["template"]["metadata"]
+    assert annotations["annotations"] == {"karpenter.sh/do-not-disrupt": "true"}
     pod = containers({"spec": {"template": {"spec": spec}}})
     assert pod["epp"]["resources"] == {"limits": {"memory": "8Gi"}, "requests": {"cpu": "2", "memory": "4Gi"}}
     assert pod["envoy"]["resources"] == {"limits": {"memory": "1024Mi"}, "requests": {"cpu": "100m", "memory": "512Mi"}}
@@ -506,3 +508,17 @@ def test_endpoints_name_the_router_for_a_gateway_backend():
 
     text = access_report(parse_config(EXAMPLE))
     assert "its router qwen-vllm-router admits the gateway" in text
+
+
+def test_a_router_pool_that_is_no_pool_is_named():
+    with pytest.raises(ConfigError) as raised:
+        parse_config(with_workload(PLAIN, 0, routing={"pool": "gpuu"}))
+    assert "workloads[0].routing.pool" in str(raised.value) and "did you mean" in str(raised.value).lower()
+
+
+def test_the_applied_crd_says_it_is_inferstacks():
+    from inferstack.stacks.workload_operators import InferencePoolCrdChart
+
+    (crd,) = InferencePoolCrdChart(cdk8s.App(), "crd").to_json()
+    assert crd["metadata"]["labels"] == {"app.kubernetes.io/part-of": "inferstack"}
+    assert crd["spec"] == inference_pool_crd()["spec"]
