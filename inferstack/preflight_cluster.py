@@ -112,29 +112,31 @@ def decode_release(secret: dict[str, Any]) -> HelmRelease:
     )
 
 
-def kubectl_releases(context: str) -> list[HelmRelease]:
-    """The deployed releases of the cluster of kubeconfig context ``context`` (``aws eks update-kubeconfig`` names
-    it by the cluster's ARN). :raises RuntimeError: kubectl is missing or refused."""
-    command = [
-        "kubectl",
-        "--context",
-        context,
-        "get",
-        "secrets",
-        "--all-namespaces",
-        "-l",
-        "owner=helm,status=deployed",
-        "-o",
-        "json",
-    ]
+def _kubectl_items(context: str, *args: str) -> list[dict[str, Any]]:
+    """``items`` of ``kubectl --context CONTEXT get ARGS -o json``. :raises RuntimeError: kubectl is missing, refused
+    or answered something that is not a list."""
+    command = ["kubectl", "--context", context, "get", *args, "-o", "json"]
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise RuntimeError(f"kubectl: {exc}") from exc
     if result.returncode != 0:
         raise RuntimeError(result.stderr.strip() or f"kubectl exited {result.returncode}")
+    try:
+        items = json.loads(result.stdout).get("items", [])
+    except (ValueError, AttributeError) as exc:
+        raise RuntimeError(f"kubectl printed no list: {exc}") from exc
+    if not isinstance(items, list):
+        raise RuntimeError(f"kubectl printed no list: items is {type(items).__name__}")
+    return [item for item in items if isinstance(item, dict)]
+
+
+def kubectl_releases(context: str) -> list[HelmRelease]:
+    """The deployed releases of the cluster of kubeconfig context ``context`` (``aws eks update-kubeconfig`` names
+    it by the cluster's ARN). :raises RuntimeError: kubectl is missing or refused."""
+    found = _kubectl_items(context, "secrets", "--all-namespaces", "-l", "owner=helm,status=deployed")
     releases = []
-    for item in json.loads(result.stdout).get("items", []):
+    for item in found:
         try:
             releases.append(decode_release(item))
         except (KeyError, TypeError, ValueError, OSError) as exc:  # OSError: gzip's BadGzipFile
@@ -156,15 +158,8 @@ CrdLister = Callable[[str, tuple[str, ...]], dict[str, dict[str, dict[str, str]]
 def kubectl_crds(context: str, names: tuple[str, ...]) -> dict[str, dict[str, dict[str, str]]]:
     """Which of the CRDs ``names`` the cluster of context ``context`` has, with their labels and annotations.
     :raises RuntimeError: kubectl is missing or refused."""
-    command = ["kubectl", "--context", context, "get", "customresourcedefinitions", "-o", "json"]
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RuntimeError(f"kubectl: {exc}") from exc
-    if result.returncode != 0:
-        raise RuntimeError(result.stderr.strip() or f"kubectl exited {result.returncode}")
     found = {}
-    for item in json.loads(result.stdout).get("items", []):
+    for item in _kubectl_items(context, "customresourcedefinitions"):
         meta = item.get("metadata") or {}
         if meta.get("name") in names:
             found[str(meta["name"])] = {

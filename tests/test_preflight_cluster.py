@@ -275,3 +275,28 @@ def test_a_refused_crd_listing_names_the_way_in():
     results = by_subject(TeamCluster(ROUTED_ON_TEAM, "team", eks([]), releases(), crds(error="Forbidden")).run())
     result = results[("crd", ARN)]
     assert not result.passed and "Forbidden" in result.detail and "update-kubeconfig --name team" in result.fix
+
+
+def test_kubectl_crds_reads_the_asked_crds_and_refuses_what_is_no_list(monkeypatch):
+    from inferstack import preflight_cluster
+
+    calls = []
+    items = [
+        {"metadata": {"name": POOL_CRD, "labels": {"app.kubernetes.io/part-of": "inferstack"}}},
+        {"metadata": {"name": "other.example.com", "annotations": {"a": "b"}}},
+    ]
+
+    class Done:
+        returncode, stderr, stdout = 0, "", json.dumps({"items": items})
+
+    def run(command, **kwargs):
+        calls.append(command)
+        return Done()
+
+    monkeypatch.setattr(preflight_cluster.subprocess, "run", run)
+    found = preflight_cluster.kubectl_crds("ctx", (POOL_CRD,))
+    assert found == {POOL_CRD: {"labels": {"app.kubernetes.io/part-of": "inferstack"}, "annotations": {}}}
+    assert calls == [["kubectl", "--context", "ctx", "get", "customresourcedefinitions", "-o", "json"]]
+    Done.stdout = "error: not json"
+    with pytest.raises(RuntimeError, match="kubectl printed no list"):
+        preflight_cluster.kubectl_crds("ctx", (POOL_CRD,))

@@ -26,6 +26,7 @@ from inferstack.config.kinds import KINDS, kind_of
 from inferstack.config.model import InferstackConfig
 from inferstack.config.workloads import WorkloadBase
 from inferstack.plan.placement import allocatable_cpu, allocatable_memory_gib, largest_system_node, pool_instances
+from inferstack.plan.routing import routed
 from inferstack.rules.base import Finding, Rule, Severity
 
 KIND = "ROUTING-KIND"
@@ -46,7 +47,7 @@ DISABLE_LOG_STATS = "--disable-log-stats"
 def _routed(config: InferstackConfig) -> Iterator[tuple[str, WorkloadBase]]:
     """``(path, workload)`` of every workload with ``routing`` on a kind that takes one."""
     for index, workload in enumerate(config.workloads):
-        if workload.routing is not None and kind_of(workload).routing_engine is not None:
+        if routed(workload):
             yield f"workloads[{index}]", workload
 
 

@@ -19,6 +19,7 @@ from inferstack.catalog.routing import (
     DESTINATION_HEADER,
     ENGINE_CONFIG_FIELDS,
     ENGINE_METRICS,
+    EPP_GRPC_PORT,
     EPP_METRICS_PORT,
     READY_PODS,
     ROUTER_PORT,
@@ -522,3 +523,18 @@ def test_the_applied_crd_says_it_is_inferstacks():
     (crd,) = InferencePoolCrdChart(cdk8s.App(), "crd").to_json()
     assert crd["metadata"]["labels"] == {"app.kubernetes.io/part-of": "inferstack"}
     assert crd["spec"] == inference_pool_crd()["spec"]
+
+
+def test_the_picker_matches_the_vendored_chart_values():
+    """The pinned inferencepool chart's own values (tests/upstream, copied from ../shared/upstream): the picker's
+    image, its ext_proc port, and the scheme and path it scrapes the servers' metrics on."""
+    values = yaml.safe_load((ROOT / "tests/upstream/charts/inferencepool/v1.5.0/values.yaml").read_text())
+    extension = values["inferenceExtension"]
+    image = extension["image"]
+    assert IMAGES["endpoint-picker"] == f"{image['registry']}/{image['repository']}:{image['tag']}"
+    assert extension["extProcPort"] == EPP_GRPC_PORT
+    source = extension["metricsDataSource"]
+    (plugin,) = [
+        p for p in picker_config(render(PLAIN), "chat-router")["plugins"] if p["type"] == "metrics-data-source"
+    ]
+    assert (plugin["parameters"]["scheme"], plugin["parameters"]["path"]) == (source["scheme"], source["path"])
