@@ -198,6 +198,7 @@ def _check(config_path: str) -> int:
                 fsx_id="fs-0123456789abcdef0",
                 fsx_dns_name="fsx.example",
                 fsx_mount_name="mount",
+                efs_id="fs-0123456789abcdef1",
                 sync_image=config.storage.model_sync_image or "registry.invalid/inferstack/model-sync:check",
             )
             render_workloads(workloads_plan(config), None, placeholders)

@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = [ROOT / "inferstack.yaml", *sorted((ROOT / "examples").glob("*.yaml"))]
 #: The model-sync image tests pass where they build StorageRefs by hand (a platform passes its built asset's URI).
 SYNC_IMAGE = "registry.example.com/inferstack/model-sync:test"
+#: The EFS file system examples with ``storage.efs`` render against (``efs`` model sources need one).
+EFS_ID = "fs-0123456789abcdef1"
 
 
 def cdk_context() -> dict[str, Any]:

@@ -25,12 +25,18 @@ from inferstack.plan import ResolvedWorkload, resolve
 from inferstack.plan.network import runtime_paths
 from inferstack.plan.served import engine_release, engines
 from inferstack.rules.base import Rule
-from tests.synth import SYNC_IMAGE
+from tests.synth import EFS_ID, SYNC_IMAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 KIND_MODULES = sorted(p.stem for p in (ROOT / "inferstack" / "kinds").glob("*.py") if p.stem != "__init__")
 REFS = StorageRefs(
-    region="us-east-1", bucket="b", fsx_id="fs-1", fsx_dns_name="d", fsx_mount_name="m", sync_image=SYNC_IMAGE
+    region="us-east-1",
+    bucket="b",
+    fsx_id="fs-1",
+    fsx_dns_name="d",
+    fsx_mount_name="m",
+    efs_id=EFS_ID,
+    sync_image=SYNC_IMAGE,
 )
 #: Kinds whose pinned images have no image facts, and why: the LiteLLM proxy and Postgres run no engine (the facts
 #: describe engines: accelerators, libfabric, flag lists).

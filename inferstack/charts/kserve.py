@@ -26,10 +26,11 @@ HF_HOME = "/tmp/huggingface"  # noqa: S108 - the container's own /tmp
 
 
 def storage_uri(workload: KServeWorkloadConfig, refs: StorageRefs, claim: str | None) -> str | None:
-    """``pvc://<claim>[/<path>]`` of a mounted source (the claim is the model prefix for ``s3_mount``; the model's
-    directory inside the file system for ``fsx``); None for ``hf`` (the server downloads it)."""
+    """``pvc://<claim>[/<path>]`` of a mounted source (the claim is the model prefix for ``s3_mount`` and the
+    model's directory for ``efs``; the model's directory inside the file system for ``fsx``); None for ``hf`` (the
+    server downloads it)."""
     source = workload.model.source.type
-    if source is ModelSourceType.S3_MOUNT:
+    if source in (ModelSourceType.S3_MOUNT, ModelSourceType.EFS):
         return f"pvc://{claim}"
     if source is ModelSourceType.FSX:
         return f"pvc://{claim}/{fsx_model_path(workload.model, refs).lstrip('/')}"

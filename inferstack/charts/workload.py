@@ -31,7 +31,14 @@ from inferstack.constructs.observability import ServingAlerts
 from inferstack.constructs.pod import PodPlacement
 from inferstack.constructs.pod.mounts import volume_mounts
 from inferstack.constructs.validation import PropError
-from inferstack.constructs.volumes import FsxModelVolume, FsxModelVolumeProps, S3ModelVolume, S3ModelVolumeProps
+from inferstack.constructs.volumes import (
+    EfsModelVolume,
+    EfsModelVolumeProps,
+    FsxModelVolume,
+    FsxModelVolumeProps,
+    S3ModelVolume,
+    S3ModelVolumeProps,
+)
 from inferstack.plan import PodPlan, ResolvedModel, ResolvedWorkload
 from inferstack.plan.bench import ResolvedBench
 
@@ -48,7 +55,8 @@ class StorageRefs:
     fsx_import_prefix: str = "models/"
     fsx_path: str = "/models"
     efs_id: str | None = None
-    """The EFS file system of ``storage.efs`` (the ``inferstack-efs`` StorageClass provisions access points in it)."""
+    """The EFS file system of ``storage.efs`` (the ``inferstack-efs`` StorageClass provisions access points in it;
+    ``efs`` model sources mount a directory of it)."""
     mount_cache_gib: int = 10
     sync_image: str | None = None
     """The model-sync Jobs' image (the built container asset's URI, or ``storage.model_sync_image``); required
@@ -226,7 +234,7 @@ class WorkloadChart(cdk8s.Chart):
         )
 
     def _model(self, resolved: ResolvedWorkload, resolved_model: ResolvedModel, refs: StorageRefs) -> ModelLoading:
-        """The model's volume (Mountpoint / FSx PV+PVC); returns how the engine reads it."""
+        """The model's volume (Mountpoint / FSx / EFS PV+PVC); returns how the engine reads it."""
         workload, model, suffix = resolved.config, resolved_model.config, resolved_model.suffix
         source = model.source
         claim = None
@@ -253,6 +261,22 @@ class WorkloadChart(cdk8s.Chart):
                     file_system_id=refs.fsx_id or "",
                     dns_name=refs.fsx_dns_name or "",
                     mount_name=refs.fsx_mount_name or "",
+                ),
+            ).claim_name
+        elif source.type is ModelSourceType.EFS:
+            if refs.efs_id is None:
+                raise PropError(
+                    f"workload {workload.name!r}: an efs model source needs StorageRefs.efs_id (the file system of "
+                    "storage.efs)"
+                )
+            claim = EfsModelVolume(
+                self,
+                f"model-volume{suffix}",
+                EfsModelVolumeProps(
+                    name=f"{workload.name}-model{suffix}",
+                    namespace=workload.namespace,
+                    file_system_id=refs.efs_id,
+                    path=source.path or "",
                 ),
             ).claim_name
         token = (model.hf_token_secret.name, model.hf_token_secret.key) if model.hf_token_secret else None

@@ -217,7 +217,7 @@ class DynamoWorkloadConfig(SingleModelWorkload):
             raise PydanticCustomError(
                 "dynamo_image_source",
                 "the workers run the Dynamo runtime image, so weights cannot come in an image of their own — use "
-                "hf, s3_mount or fsx",
+                "hf, s3_mount, fsx or efs",
                 {"field": "model.source.type"},
             )
         for field, why in (

@@ -127,7 +127,7 @@ class KServeWorkloadConfig(SingleModelWorkload):
             raise PydanticCustomError(
                 "kserve_image_source",
                 "the runtime's image runs the server: weights in an image of their own would be a modelcar "
-                "(oci://), which inferstack does not render — use s3_mount, fsx or hf",
+                "(oci://), which inferstack does not render — use s3_mount, fsx, efs or hf",
                 {"field": "model.source.type"},
             )
         for field, why in (

@@ -275,14 +275,14 @@ class RayServeWorkloadConfig(WorkloadBase):
         return replica // self.pod_gpus if replica > self.pod_gpus else 1
 
     def _sources(self) -> None:
-        """Sources one Ray pod can load together: mounted (``s3_mount``, ``fsx``), ``image``, at most one ``hf``
-        download, one Hugging Face token."""
+        """Sources one Ray pod can load together: mounted (``s3_mount``, ``fsx``, ``efs``), ``image``, at most one
+        ``hf`` download, one Hugging Face token."""
         for index, served in enumerate(self.models):
             if served.model.source.type is ModelSourceType.S3:
                 raise PydanticCustomError(
                     "ray_s3",
                     "s3 streams with the Run:ai streamer, which the ray-llm image does not carry (ray[llm] 2.58 "
-                    "requires vllm[audio], without the runai extra) — use s3_mount (Mountpoint) or fsx",
+                    "requires vllm[audio], without the runai extra) — use s3_mount (Mountpoint), fsx or efs",
                     {"field": f"models[{index}].model.source.type"},
                 )
         downloads = [i for i, m in enumerate(self.models) if m.model.source.type is ModelSourceType.HF]

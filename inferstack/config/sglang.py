@@ -133,7 +133,7 @@ class SglangWorkloadConfig(SingleModelWorkload):
             raise PydanticCustomError(
                 "sglang_s3",
                 "an s3:// model path makes SGLang load with the Run:ai streamer, which the image is not known to "
-                "carry — use s3_mount (Mountpoint), fsx, hf or image",
+                "carry — use s3_mount (Mountpoint), fsx, efs, hf or image",
                 {"field": "model.source.type"},
             )
         return self

@@ -238,7 +238,8 @@ class ExistingEfsConfig(StrictModel):
 
 class EfsConfig(StrictModel):
     """Amazon EFS: a regional file system every node of the cluster mounts (ReadWriteMany), for caches several
-    replicas share (``workloads[].caches.*.storage_class: inferstack-efs``). inferstack creates it encrypted, with a
+    replicas share (``workloads[].caches.*.storage_class: inferstack-efs``) and models kept in it
+    (``workloads[].model.source: {type: efs, path: …}``, mounted read-only). inferstack creates it encrypted, with a
     mount target in each private subnet's zone, NFS (TCP 2049) admitted from the cluster's nodes only, the EFS CSI
     driver add-on and the ``inferstack-efs`` StorageClass (an access point per claim, owned by the serving uid
     1000). Retained when removed from the config or the stack is deleted."""
@@ -271,8 +272,8 @@ class StorageConfig(StrictModel):
     fsx: FsxConfig | None = None
     """Default: no FSx."""
     efs: EfsConfig | None = None
-    """An EFS file system for shared (ReadWriteMany) caches, and its ``inferstack-efs`` StorageClass. Default: no
-    EFS."""
+    """An EFS file system for shared (ReadWriteMany) caches and ``efs`` model sources, and its ``inferstack-efs``
+    StorageClass. Default: no EFS."""
     mount_cache_gib: int = Field(default=10, ge=1)
     """Local cache per Mountpoint pod for ``s3_mount`` sources, GiB. Default 10."""
     install_csi_drivers: bool = True

@@ -121,8 +121,8 @@ class TgiWorkloadConfig(SingleModelWorkload):
         if self.model.source.type is ModelSourceType.S3:
             raise PydanticCustomError(
                 "tgi_s3",
-                "TGI loads from a path or the Hugging Face Hub, not from S3 — use s3_mount (Mountpoint), fsx, hf or "
-                "image",
+                "TGI loads from a path or the Hugging Face Hub, not from S3 — use s3_mount (Mountpoint), fsx, efs, hf "
+                "or image",
                 {"field": "model.source.type"},
             )
         return self

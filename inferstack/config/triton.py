@@ -48,7 +48,7 @@ class TritonWorkloadConfig(SingleModelWorkload):
             raise PydanticCustomError(
                 "triton_s3",
                 "s3 streams with the Run:ai streamer, which Triton's vLLM image is not known to carry — use s3_mount "
-                "(Mountpoint), fsx, hf or image",
+                "(Mountpoint), fsx, efs, hf or image",
                 {"field": "model.source.type"},
             )
         if self.autoscaling is not None:

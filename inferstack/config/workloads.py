@@ -28,7 +28,7 @@ from inferstack.config.pod import PodConfig
 from inferstack.config.probes import ProbeScheme, ProbesConfig
 from inferstack.config.routing import RoutingConfig
 from inferstack.config.secret_ref import SecretRef
-from inferstack.config.storage import check_prefix
+from inferstack.config.storage import check_fs_path, check_prefix
 from inferstack.config.types import KubernetesName, ServiceName, check_plain
 
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
@@ -68,6 +68,9 @@ class ModelSourceType(StrEnum):
     """Weights baked into the container image: tiny models, air-gapped clusters."""
     HF = "hf"
     """Download from Hugging Face at start into a cache volume."""
+    EFS = "efs"
+    """A directory of ``storage.efs`` holding the checkpoint (written there by you or a training job), mounted
+    read-only by every replica: regional, any zone."""
 
 
 class InlineArchitecture(StrictModel):
@@ -101,13 +104,17 @@ class ModelSource(StrictModel):
     """Where the engine reads the weights from. Default: Run:ai streamer from ``models/<id>/<revision>/``."""
 
     type: ModelSourceType = ModelSourceType.S3
-    """``s3`` (Run:ai streamer from the bucket), ``s3_mount`` (Mountpoint), ``fsx``, ``image`` or ``hf``. Default s3."""
+    """``s3`` (Run:ai streamer from the bucket), ``s3_mount`` (Mountpoint), ``fsx``, ``image``, ``hf`` or ``efs``.
+    Default s3."""
     prefix: str | None = None
     """Bucket prefix (``s3``, ``s3_mount``, ``fsx``). Default ``models/<model id>/<revision>/``."""
     image: str | None = None
     """``image`` source: the image carrying the weights, pinned by tag or digest."""
     path: str | None = None
-    """``image`` source: where the weights are inside the image."""
+    """``image`` source: where the weights are inside the image. ``efs`` source: the checkpoint's directory in the
+    file system (absolute, e.g. ``/models/Qwen3-8B``; its ``config.json`` and weights directly in it), readable by
+    uid 1000 — the serving pods mount only this directory, read-only, and nothing fills it: inferstack neither
+    creates nor syncs it (a directory that does not exist leaves the pods in ContainerCreating)."""
     streamer_concurrency: int = Field(default=16, ge=1, le=64)
     """Run:ai streamer parallel reads. Default 16."""
     cache_size_gib: int = Field(default=100, ge=1)
@@ -131,8 +138,32 @@ class ModelSource(StrictModel):
             raise PydanticCustomError(
                 "image_source", "an image source needs image and path", {"field": "image" if not self.image else "path"}
             )
-        if self.type is not ModelSourceType.IMAGE and (self.image or self.path):
-            raise PydanticCustomError("not_image", "image and path apply to type: image only", {"field": "type"})
+        if self.type is ModelSourceType.EFS:
+            if self.image:
+                raise PydanticCustomError(
+                    "not_image", "image applies to type: image only — an efs source reads path", {"field": "image"}
+                )
+            if not self.path:
+                raise PydanticCustomError(
+                    "efs_source",
+                    "an efs source needs path: the checkpoint's directory in the file system (e.g. /models/Qwen3-8B)",
+                    {"field": "path"},
+                )
+            try:
+                check_fs_path(self.path)
+            except PydanticCustomError as error:
+                raise PydanticCustomError(error.type, error.message_template, {"field": "path"}) from None
+        elif self.type is not ModelSourceType.IMAGE and (self.image or self.path):
+            raise PydanticCustomError(
+                "not_image", "image and path apply to type: image (and path to efs) only", {"field": "type"}
+            )
+        if self.type not in (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX):
+            refuse_unread(
+                self,
+                ("prefix",),
+                f"with a bucket-backed type (s3, s3_mount, fsx), and the source is type {self.type.value}",
+                "set type: s3, s3_mount or fsx",
+            )
         if self.type is not ModelSourceType.S3:
             refuse_unread(
                 self,

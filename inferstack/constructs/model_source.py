@@ -19,6 +19,7 @@ class SourceKind(StrEnum):
     FSX = "fsx"
     IMAGE = "image"
     HF = "hf"
+    EFS = "efs"
 
 
 MODEL_MOUNT = "/models"
@@ -30,8 +31,8 @@ class ModelSourceProps:
     """Everything a source may need; unused fields are ignored. AWS values come in as strings (or tokens)."""
 
     kind: SourceKind
-    """Where the model comes from: ``s3`` (streamed from S3 by the Run:ai streamer), ``s3_mount`` or ``fsx`` (a
-    read-only PVC), ``image`` (inside the engine image) or ``hf`` (downloaded from the Hub at start)."""
+    """Where the model comes from: ``s3`` (streamed from S3 by the Run:ai streamer), ``s3_mount``, ``fsx`` or
+    ``efs`` (a read-only PVC), ``image`` (inside the engine image) or ``hf`` (downloaded from the Hub at start)."""
     model_id: str
     """The Hugging Face model id: what ``hf`` downloads; other kinds only name the source in errors with it."""
     revision: str = "main"
@@ -43,7 +44,8 @@ class ModelSourceProps:
     region: str | None = None
     """``s3`` (required): the bucket's region (``AWS_REGION`` and ``AWS_DEFAULT_REGION`` of the pod)."""
     claim_name: str | None = None
-    """PVC of an ``s3_mount`` / ``fsx`` volume."""
+    """PVC of an ``s3_mount`` / ``fsx`` / ``efs`` volume (an ``efs`` claim's volume is the checkpoint's directory
+    itself, mounted at ``/models``)."""
     fsx_path: str | None = None
     """Path of the model inside the FSx file system (``fsx``)."""
     image_path: str | None = None
@@ -108,6 +110,7 @@ REQUIRED: dict[SourceKind, tuple[str, ...]] = {
     SourceKind.FSX: ("claim_name", "fsx_path"),
     SourceKind.IMAGE: ("image_path",),
     SourceKind.HF: (),
+    SourceKind.EFS: ("claim_name",),
 }
 
 
@@ -145,9 +148,9 @@ def model_loading(props: ModelSourceProps) -> ModelLoading:
             needs_aws_credentials=True,
         )
     suffix = props.suffix
-    if props.kind in (SourceKind.S3_MOUNT, SourceKind.FSX):
-        root = (MODEL_MOUNT if props.kind is SourceKind.S3_MOUNT else "/fsx") + suffix
-        model = root if props.kind is SourceKind.S3_MOUNT else f"{root}{props.fsx_path}"
+    if props.kind in (SourceKind.S3_MOUNT, SourceKind.FSX, SourceKind.EFS):
+        root = ("/fsx" if props.kind is SourceKind.FSX else MODEL_MOUNT) + suffix
+        model = f"{root}{props.fsx_path}" if props.kind is SourceKind.FSX else root
         claim = k8s.Volume(
             name=f"model{suffix}",
             persistent_volume_claim=k8s.PersistentVolumeClaimVolumeSource(

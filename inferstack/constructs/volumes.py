@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from cdk8s_plus_36 import k8s
 from constructs import Construct
 
-#: Nominal capacity of static volumes: neither Mountpoint nor static FSx volumes enforce it, Kubernetes needs one.
+#: Nominal capacity of static volumes: neither Mountpoint nor static FSx or EFS volumes enforce it, Kubernetes
+#: needs one.
 NOMINAL_CAPACITY = "1200Gi"
 
 
@@ -117,3 +118,39 @@ class FsxModelVolume(Construct):
             volume_attributes={"dnsname": props.dns_name, "mountname": props.mount_name},
         )
         self.pv_name, self.claim_name = _bind(self, props.name, props.namespace, csi, ("flock",))
+
+
+@dataclass(frozen=True, kw_only=True)
+class EfsModelVolumeProps:
+    """A directory of an EFS file system mounted read-only (``efs.csi.aws.com``, static provisioning)."""
+
+    name: str
+    """PVC name (the PV is ``<namespace>-<name>``)."""
+    namespace: str
+    """Namespace of the PVC (the cluster-scoped PV is ``<namespace>-<name>``)."""
+    file_system_id: str
+    """The EFS file system id (``fs-…``)."""
+    path: str
+    """The directory the volume is (absolute, in the file system): the pods see it as the volume's root."""
+
+
+#: Access modes the EFS CSI driver publishes (kubernetes-sigs/aws-efs-csi-driver v3.4.1 ``pkg/driver/node.go:43-46``
+#: ``volumeCapAccessModes``: SINGLE_NODE_WRITER and MULTI_NODE_MULTI_WRITER only — a ReadOnlyMany volume,
+#: MULTI_NODE_READER_ONLY, fails NodePublishVolume "Volume capability not supported"). Read-only is the pods'
+#: ``readOnly`` claim, which the driver mounts ``ro`` (``node.go:196-198``).
+EFS_ACCESS_MODE = "ReadWriteMany"
+
+
+class EfsModelVolume(Construct):
+    """PV + PVC for a directory of an EFS file system, ReadWriteMany (the only shared mode the driver takes) and
+    read-only in every pod. ``volumeHandle: <fs-id>:<path>`` — the driver's format from before S3 Files support,
+    without the ``efs:`` type prefix, so older drivers on a cluster that runs its own read it too (v3.4.1
+    ``node.go:551-577``); the driver mounts ``<fs-id>:<path>`` with ``tls``, its default (``node.go:101-176``).
+    ``Retain``: deleting the claim leaves the files."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: EfsModelVolumeProps) -> None:
+        super().__init__(scope, construct_id)
+        csi = k8s.CsiPersistentVolumeSource(
+            driver="efs.csi.aws.com", volume_handle=f"{props.file_system_id}:{props.path}", read_only=True
+        )
+        self.pv_name, self.claim_name = _bind(self, props.name, props.namespace, csi, access_mode=EFS_ACCESS_MODE)

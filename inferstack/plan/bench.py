@@ -76,9 +76,10 @@ def resolve_bench(workload: WorkloadBase) -> ResolvedBench | None:
         raise BenchError("bench", f"kind {workload.kind} serves no single model to tokenize for", "remove bench")
     source = workload.model.source.type
     if source not in (*BUCKET_SOURCES, ModelSourceType.HF):
+        where = "the file system, which the bench Job does not mount" if source is ModelSourceType.EFS else "the image"
         raise BenchError(
             "bench",
-            f"the model's source {source.value} leaves no tokenizer to read (the weights are in the image)",
+            f"the model's source {source.value} leaves no tokenizer to read (the weights are in {where})",
             "use a bucket or hf source, or remove bench",
         )
     parts = urlsplit(endpoint.api_base)

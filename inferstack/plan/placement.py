@@ -35,6 +35,9 @@ LOAD_GIB_PER_SECOND = {
     ModelSourceType.FSX: 1.0,  # Lustre, PERSISTENT_2
     ModelSourceType.IMAGE: 2.0,  # local disk after the image pull
     ModelSourceType.HF: 0.1,  # internet download through NAT
+    # EFS, the slower of its modes: bursting file systems under 1 TiB burst at 100 MiB/s (elastic ones read faster
+    # per client; its per-client limit is not confirmed offline) — the startup budget holds for both
+    ModelSourceType.EFS: 0.1,
 }
 #: Engine start besides reading weights: CUDA graphs, profiling, warm-up (GPU); graph load (Neuron, pre-compiled).
 ENGINE_START_SECONDS = {AcceleratorKind.NVIDIA: 180, AcceleratorKind.NEURON: 600, AcceleratorKind.NONE: 120}

@@ -1,5 +1,5 @@
-"""Model storage rules: every model source has its backend, FSx is in the zone of the GPUs that read it, the
-prefix a workload reads is one its storage holds, gated models come with a token."""
+"""Model storage rules: every model source has its backend (bucket, FSx, EFS), FSx is in the zone of the GPUs that
+read it, the prefix a workload reads is one its storage holds, gated models come with a token."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _models(config: InferstackConfig) -> Iterator[tuple[str, str, WorkloadBase, 
 
 
 def check_backend(config: InferstackConfig) -> Iterator[Finding]:
-    """``s3``/``s3_mount`` need the model bucket; ``fsx`` needs ``storage.fsx``."""
+    """``s3``/``s3_mount`` need the model bucket; ``fsx`` needs ``storage.fsx``; ``efs`` needs ``storage.efs``."""
     for path, mpath, workload, model in _models(config):
         kind = model.source.type
         if kind in _BUCKET_SOURCES and config.storage.model_bucket is None:
@@ -58,6 +58,14 @@ def check_backend(config: InferstackConfig) -> Iterator[Finding]:
                 path=f"{mpath}.source.type",
                 message="source fsx needs an FSx for Lustre file system, but storage.fsx is not set",
                 fix="add storage.fsx (in the GPU pool's zone) or use source type s3 / s3_mount",
+            )
+        if kind is ModelSourceType.EFS and config.storage.efs is None:
+            yield Finding(
+                rule=BACKEND,
+                path=f"{mpath}.source.type",
+                message=f"source efs reads {model.source.path} of an EFS file system, but storage.efs is not set",
+                fix="add storage.efs (storage.efs.existing: {file_system_id, security_group_id} for the file system "
+                "holding the model)",
             )
         if kind is ModelSourceType.FSX and config.storage.model_bucket is None and workload.sync_model:
             yield Finding(

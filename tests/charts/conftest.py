@@ -13,9 +13,9 @@ from inferstack.config import parse_config
 from inferstack.config.kinds import KINDS
 from inferstack.plan.workloads import workloads_plan
 from inferstack.stacks.workloads import render_workloads
-from tests.synth import ROOT, SYNC_IMAGE
+from tests.synth import EFS_ID, ROOT, SYNC_IMAGE
 
-REFS = StorageRefs(region="us-west-2", bucket="team-models", sync_image=SYNC_IMAGE)
+REFS = StorageRefs(region="us-west-2", bucket="team-models", efs_id=EFS_ID, sync_image=SYNC_IMAGE)
 KIND_EXAMPLES = sorted({example for kind in KINDS.values() for example in kind.examples})
 
 

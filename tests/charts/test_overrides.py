@@ -13,9 +13,9 @@ from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, parse_config
 from inferstack.config.kinds import KINDS, kind_of
 from inferstack.plan import resolve
-from tests.synth import SYNC_IMAGE
+from tests.synth import EFS_ID, SYNC_IMAGE
 
-REFS = StorageRefs(region="us-east-1", bucket="models-bucket", sync_image=SYNC_IMAGE)
+REFS = StorageRefs(region="us-east-1", bucket="models-bucket", efs_id=EFS_ID, sync_image=SYNC_IMAGE)
 POOLS = {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]}
 P5 = {"node_groups": [{"name": "p5", "instance_type": "p5.48xlarge", "efa": True, "availability_zone": 0}]}
 

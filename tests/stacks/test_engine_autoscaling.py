@@ -15,9 +15,9 @@ from inferstack.plan import resolve
 from inferstack.plan.workloads import workloads_plan
 from inferstack.rules import evaluate
 from inferstack.stacks.workloads import render_workloads
-from tests.synth import ROOT, SYNC_IMAGE
+from tests.synth import EFS_ID, ROOT, SYNC_IMAGE
 
-REFS = StorageRefs(region="us-west-2", bucket="team-models", sync_image=SYNC_IMAGE)
+REFS = StorageRefs(region="us-west-2", bucket="team-models", efs_id=EFS_ID, sync_image=SYNC_IMAGE)
 
 
 def config(example: str = "sglang-structured", **scaling):

@@ -12,7 +12,7 @@ from inferstack.charts.workload import StorageRefs
 from inferstack.config import ConfigError, load_config, parse_config
 from inferstack.plan.workloads import workloads_plan
 from inferstack.stacks.workloads import render_workloads
-from tests.synth import SYNC_IMAGE
+from tests.synth import EFS_ID, SYNC_IMAGE
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 POOLS = {
@@ -29,7 +29,9 @@ def objects() -> dict[str, list[dict]]:
     for name in ("sglang-structured", "tgi", "ollama-cpu"):
         config = load_config(EXAMPLES / f"{name}.yaml")
         (item,) = render_workloads(
-            workloads_plan(config), None, StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE)
+            workloads_plan(config),
+            None,
+            StorageRefs(region="us-east-1", bucket="models", efs_id=EFS_ID, sync_image=SYNC_IMAGE),
         )
         rendered[name] = item.manifest
     return rendered
@@ -239,7 +241,7 @@ def test_a_workloads_own_image_runs_every_container_of_its_engine(example, image
     (item,) = render_workloads(
         workloads_plan(parse_config(data)),
         None,
-        StorageRefs(region="us-east-1", bucket="models", sync_image=SYNC_IMAGE),
+        StorageRefs(region="us-east-1", bucket="models", efs_id=EFS_ID, sync_image=SYNC_IMAGE),
     )
     pod = of_kind(item.manifest, "Deployment")["spec"]["template"]["spec"]
     assert pod["containers"][0]["image"] == image
