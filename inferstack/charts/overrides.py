@@ -48,6 +48,8 @@ PROTECTED: dict[tuple[str, ...], str] = {
     ("spec", "selector"): "nothing (the Service, PDB and monitors select the same labels)",
     ("spec", "replicas"): "replicas (or autoscaling)",
     ("spec", "leaderWorkerTemplate", "size"): "nodes",
+    # an InferencePool's: the picker scrapes and routes to these ports on the selected pods (the serving port)
+    ("spec", "targetPorts"): "nothing (the router reaches the port the workload serves on)",
 }
 
 

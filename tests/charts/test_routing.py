@@ -504,6 +504,17 @@ def test_the_router_replicas_are_named_at_their_field():
     assert "routing.replicas" not in str(raised.value) and "replicas (or autoscaling)" in str(raised.value)
 
 
+def test_the_pools_target_ports_cannot_be_overridden():
+    """Another port on the InferencePool would have the picker scrape and route to a port the server does not
+    serve: schema-valid, and every request fails."""
+    patch = {"spec": {"targetPorts": [{"number": 9000}]}}
+    with pytest.raises(ConfigError) as raised:
+        render(with_workload(PLAIN, 0, overrides={"InferencePool/chat-router": patch}))
+    assert "InferencePool/chat-router.spec.targetPorts" in str(raised.value) and "cannot be overridden" in str(
+        raised.value
+    )
+
+
 def test_endpoints_name_the_router_for_a_gateway_backend():
     from inferstack.plan.access import access_report
 
