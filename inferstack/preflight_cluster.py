@@ -38,9 +38,17 @@ from inferstack.preflight import CheckResult, ClientFactory, _error
 ADDON_SWITCHES: dict[str, str] = {
     "aws-mountpoint-s3-csi-driver": "storage.install_csi_drivers",
     "aws-fsx-csi-driver": "storage.install_csi_drivers",
+    "aws-efs-csi-driver": "storage.install_csi_drivers",
     "aws-ebs-csi-driver": "observability.install_ebs_csi_driver",
     "cert-manager": "observability.install_cert_manager",
     "metrics-server": "observability.install_metrics_server",
+}
+#: The CSI drivers' add-ons inferstack creates only with their storage (stacks/storage.py: the Mountpoint driver with
+#: the model bucket, FSx's with storage.fsx, EFS's with storage.efs): config → whether this platform creates it.
+STORAGE_ADDONS: dict[str, Callable[[InferstackConfig], bool]] = {
+    "aws-mountpoint-s3-csi-driver": lambda config: config.storage.model_bucket is not None,
+    "aws-fsx-csi-driver": lambda config: config.storage.fsx is not None,
+    "aws-efs-csi-driver": lambda config: config.storage.efs is not None,
 }
 #: Charts of the cluster's add-ons → the switch that installs them (inferstack installs each when its switch is on
 #: and the platform needs it: pools of that accelerator, Karpenter pools). The charts of the EKS add-ons inferstack
@@ -226,6 +234,8 @@ class TeamCluster:
             switch = ADDON_SWITCHES.get(addon)
             if switch is None:
                 yield CheckResult("addon", addon, True, "runs (inferstack does not install it)")
+            elif addon in STORAGE_ADDONS and not STORAGE_ADDONS[addon](self.config):
+                yield CheckResult("addon", addon, True, "runs (this platform has no storage that needs it)")
             else:
                 yield self._judged(
                     "addon", addon, "runs", switch, addon, "creating it again fails the deploy (Addon already exists)"

@@ -121,6 +121,25 @@ def test_an_unknown_cluster_is_one_failed_check_not_a_traceback():
     assert not result.passed and "ResourceNotFoundException" in result.detail
 
 
+@pytest.mark.parametrize(
+    ("addon", "storage", "creates"),
+    [
+        ("aws-efs-csi-driver", {"efs": {}}, True),
+        ("aws-efs-csi-driver", {}, False),
+        ("aws-fsx-csi-driver", {"fsx": {"storage_capacity_gib": 1200}}, True),
+        ("aws-fsx-csi-driver", {}, False),
+        ("aws-mountpoint-s3-csi-driver", {"model_bucket": None}, False),
+    ],
+)
+def test_a_csi_add_on_the_cluster_runs_fails_only_where_the_storage_stack_would_create_it(addon, storage, creates):
+    """The storage stack creates a CSI driver's add-on only with its storage (and ``install_csi_drivers``)."""
+    changes = {"storage.install_csi_drivers": True, **{f"storage.{key}": value for key, value in storage.items()}}
+    config = with_changes(RAY_ON_TEAM, changes)
+    result = by_subject(TeamCluster(config, "team", eks([addon]), releases()).run())[("addon", addon)]
+    assert result.passed is not creates
+    assert ("Addon already exists" in result.detail) is creates
+
+
 @pytest.mark.parametrize("compressed", [True, False], ids=["gzip", "plain"])
 def test_release_secrets_decode_as_helm_writes_them(compressed):
     release = {

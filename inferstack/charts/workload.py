@@ -5,6 +5,8 @@ namespaces workloads live in."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +66,19 @@ class StorageRefs:
     sync_image_identity: str | None = None
     """What changes with ``sync_image`` when it is a token (the asset's content hash); see
     :attr:`~inferstack.constructs.model_sync.ModelSyncJobProps.image_identity`."""
+
+
+#: An EFS file system id as written (``storage.efs.existing``), not a CDK token of one inferstack creates.
+_EFS_ID = re.compile(r"^fs-[0-9a-f]{8,17}$")
+
+
+def efs_model_claim(name: str, efs_id: str, path: str) -> str:
+    """The claim (and, with its namespace, the PV) of an ``efs`` model: ``<name>-efs-<8 hex>``, the digest of the
+    directory and the file system (its id when it is written in the config, ``storage.efs`` when inferstack creates
+    it). A PV's source and a claim's access modes cannot change in place (the API server refuses the update), so
+    another directory or file system is a new PV and claim, and the pods roll over to them."""
+    system = efs_id if _EFS_ID.match(efs_id) else "storage.efs"
+    return f"{name}-efs-{hashlib.sha256(f'{system}:{path}'.encode()).hexdigest()[:8]}"
 
 
 def fsx_model_path(model: ModelConfig, refs: StorageRefs) -> str:
@@ -273,7 +288,7 @@ class WorkloadChart(cdk8s.Chart):
                 self,
                 f"model-volume{suffix}",
                 EfsModelVolumeProps(
-                    name=f"{workload.name}-model{suffix}",
+                    name=efs_model_claim(f"{workload.name}-model{suffix}", refs.efs_id, source.path or ""),
                     namespace=workload.namespace,
                     file_system_id=refs.efs_id,
                     path=source.path or "",

@@ -112,9 +112,9 @@ class ModelSource(StrictModel):
     """``image`` source: the image carrying the weights, pinned by tag or digest."""
     path: str | None = None
     """``image`` source: where the weights are inside the image. ``efs`` source: the checkpoint's directory in the
-    file system (absolute, e.g. ``/models/Qwen3-8B``; its ``config.json`` and weights directly in it), readable by
-    uid 1000 — the serving pods mount only this directory, read-only, and nothing fills it: inferstack neither
-    creates nor syncs it (a directory that does not exist leaves the pods in ContainerCreating)."""
+    file system (absolute, not ``/``, e.g. ``/models/Qwen3-8B``; its ``config.json`` and weights directly in it),
+    readable by uid 1000 — the serving pods mount only this directory, read-only, and nothing fills it: inferstack
+    neither creates nor syncs it (a directory that does not exist leaves the pods in ContainerCreating)."""
     streamer_concurrency: int = Field(default=16, ge=1, le=64)
     """Run:ai streamer parallel reads. Default 16."""
     cache_size_gib: int = Field(default=100, ge=1)
@@ -151,11 +151,27 @@ class ModelSource(StrictModel):
                 )
             try:
                 check_fs_path(self.path)
-            except PydanticCustomError as error:
-                raise PydanticCustomError(error.type, error.message_template, {"field": "path"}) from None
+            except PydanticCustomError:
+                raise PydanticCustomError(
+                    "fs_path",
+                    "'{value}' — the checkpoint's directory in the file system: an absolute path of letters, digits, "
+                    "'-', '_', '.' and '/', without '..' or a trailing '/' (e.g. /models/Qwen3-8B)",
+                    {"value": self.path, "field": "path"},
+                ) from None
+            if self.path == "/":
+                raise PydanticCustomError(
+                    "efs_root",
+                    "'/' is the file system's root, which holds every inferstack-efs cache's directory too — name the "
+                    "checkpoint's own directory (e.g. /models/Qwen3-8B)",
+                    {"field": "path"},
+                )
         elif self.type is not ModelSourceType.IMAGE and (self.image or self.path):
+            field = "image" if self.image else "path"
             raise PydanticCustomError(
-                "not_image", "image and path apply to type: image (and path to efs) only", {"field": "type"}
+                "not_image",
+                "{field} applies to type: image (path to efs too), and the source is type {type} — remove {field}, or "
+                "set type: image (or efs)",
+                {"field": field, "type": self.type.value},
             )
         if self.type not in (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX):
             refuse_unread(
@@ -227,6 +243,18 @@ class ModelConfig(StrictModel):
         if not _HF_ID.match(check_plain(value, "a Hugging Face model id")):
             raise PydanticCustomError("model_id", "not a Hugging Face model id — 'organization/name'")
         return value
+
+    @model_validator(mode="after")
+    def _read_from_a_path(self) -> ModelConfig:
+        if self.source.type is ModelSourceType.EFS:
+            refuse_unread(
+                self,
+                ("revision", "hf_token_secret"),
+                "where something downloads from Hugging Face (hf source, model sync), and an efs source reads the "
+                "directory as it is",
+                "point source.path at the revision's directory",
+            )
+        return self
 
     @model_validator(mode="after")
     def _known(self) -> ModelConfig:

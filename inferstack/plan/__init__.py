@@ -25,6 +25,7 @@ from inferstack.plan.bench import BenchError, ResolvedBench, resolve_bench
 from inferstack.plan.caches import compile_cache, hub_cache
 from inferstack.plan.context import with_context_defaults
 from inferstack.plan.names import (
+    BUCKET_SOURCES,
     needs_reader,
     needs_sync,
     server_service_account,
@@ -138,8 +139,11 @@ class ResolvedWorkload:
 
     @property
     def prefixes(self) -> list[str]:
-        """Bucket prefixes of its models, each once, in order."""
-        return list(dict.fromkeys(model.config.bucket_prefix for model in self.models))
+        """Bucket prefixes of its bucket-backed models (``s3``, ``s3_mount``, ``fsx``), each once, in order: the
+        prefixes its roles read and write (an ``hf``, ``image`` or ``efs`` model has a default prefix nothing
+        reads)."""
+        models = [model.config for model in self.models if model.config.source.type in BUCKET_SOURCES]
+        return list(dict.fromkeys(model.bucket_prefix for model in models))
 
     @property
     def path(self) -> str:

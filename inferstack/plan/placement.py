@@ -36,7 +36,8 @@ LOAD_GIB_PER_SECOND = {
     ModelSourceType.IMAGE: 2.0,  # local disk after the image pull
     ModelSourceType.HF: 0.1,  # internet download through NAT
     # EFS, the slower of its modes: bursting file systems under 1 TiB burst at 100 MiB/s (elastic ones read faster
-    # per client; its per-client limit is not confirmed offline) — the startup budget holds for both
+    # per client; its per-client limit is not confirmed offline) — per pod: pods starting together on one bursting
+    # file system share its rate, which the safety factor covers for about two
     ModelSourceType.EFS: 0.1,
 }
 #: Engine start besides reading weights: CUDA graphs, profiling, warm-up (GPU); graph load (Neuron, pre-compiled).

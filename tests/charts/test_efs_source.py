@@ -6,6 +6,7 @@ ones the operators make from our resources — mounts it read-only, and the engi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -14,7 +15,7 @@ import cdk8s
 import pytest
 import yaml
 
-from inferstack.charts.workload import StorageRefs
+from inferstack.charts.workload import StorageRefs, efs_model_claim
 from inferstack.config import ConfigError, parse_config
 from inferstack.config.edit import with_changes
 from inferstack.config.kinds import KINDS
@@ -95,33 +96,52 @@ def test_every_kind_is_either_read_here_or_takes_no_source():
 
 
 @cache
-def on_efs(kind: str) -> tuple[str, Objects]:
-    """The kind's first example with the first model of its workload on ``efs``: the workload's name and the
-    rendered chart."""
+def on_efs(kind: str, path: str = PATH) -> tuple[str, Objects]:
+    """The kind's first example with the first model of its workload on ``efs`` at ``path``: the model's claim and
+    the rendered chart."""
     config, _ = first_of_kind(kind)
     index = next(i for i, w in enumerate(config.workloads) if w.kind == kind)
-    model = "model" if "model" in type(config.workloads[index]).model_fields else "models[0].model"
-    variant = with_changes(
-        config, {f"workloads[{index}].{model}.source": {"type": "efs", "path": PATH}, "storage.efs": {}}
-    )
+    workload = config.workloads[index]
+    field = "model" if "model" in type(workload).model_fields else "models[0].model"
+    served = workload.model_entries[0][1].model_dump(mode="json", exclude_unset=True)
+    # what only a download reads is refused on an efs model
+    moved = {k: v for k, v in served.items() if k not in ("revision", "hf_token_secret")}
+    moved["source"] = {"type": "efs", "path": path}
+    variant = with_changes(config, {f"workloads[{index}].{field}": moved, "storage.efs": {}})
     assert variant is not None
     resolved = next(w for w in resolve(variant).workloads if w.kind == kind)
     chart = KINDS[kind].chart(cdk8s.App(), "w", resolved, REFS, kubernetes_version=variant.cluster.kubernetes_version)
-    return resolved.name, chart.to_json()
+    return efs_model_claim(f"{resolved.name}-model", FILE_SYSTEM, path), chart.to_json()
+
+
+def _efs_volume(objects: Objects) -> dict[str, Any]:
+    volumes = [o for o in objects if o["kind"] == "PersistentVolume"]
+    (volume,) = [v for v in volumes if v["spec"]["csi"]["driver"] == "efs.csi.aws.com"]
+    return volume
 
 
 @pytest.mark.parametrize("kind", sorted(MODEL_READ))
 def test_the_directory_is_a_static_volume_the_driver_publishes(kind: str):
-    name, objects = on_efs(kind)
-    volumes = [o for o in objects if o["kind"] == "PersistentVolume"]
-    (volume,) = [v for v in volumes if v["spec"]["csi"]["driver"] == "efs.csi.aws.com"]
+    claim_name, objects = on_efs(kind)
+    volume = _efs_volume(objects)
     assert volume["spec"]["csi"]["volumeHandle"] == f"{FILE_SYSTEM}:{PATH}"
     assert volume["spec"]["accessModes"] == [EFS_ACCESS_MODE] == ["ReadWriteMany"]
     assert volume["spec"]["persistentVolumeReclaimPolicy"] == "Retain"  # the files outlive the claim
-    assert volume["spec"]["claimRef"]["name"] == f"{name}-model"
-    (claim,) = [o for o in objects if o["kind"] == "PersistentVolumeClaim" and o["metadata"]["name"] == f"{name}-model"]
+    assert volume["spec"]["claimRef"]["name"] == claim_name
+    (claim,) = [o for o in objects if o["kind"] == "PersistentVolumeClaim" and o["metadata"]["name"] == claim_name]
     assert claim["spec"]["volumeName"] == volume["metadata"]["name"] and claim["spec"]["storageClassName"] == ""
     assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
+
+
+def test_another_directory_is_another_volume_and_claim():
+    """A PV's source and a claim's access modes are immutable (the API server refuses the update): a new directory,
+    or a switch from a Mountpoint claim, must be new objects the pods roll over to, not an edit of the old ones."""
+    first, objects = on_efs("vllm")
+    second, moved = on_efs("vllm", "/models/team/llama-v2")
+    assert first != second and all(re.fullmatch(r"[a-z0-9-]+-model-efs-[0-9a-f]{8}", c) for c in (first, second))
+    assert _efs_volume(objects)["metadata"]["name"] != _efs_volume(moved)["metadata"]["name"]
+    assert efs_model_claim("w-model", "${Token[TOKEN.1]}", PATH) == efs_model_claim("w-model", "${Token[X.2]}", PATH)
+    assert efs_model_claim("w-model", FILE_SYSTEM, PATH) != efs_model_claim("w-model", "fs-0123456789abcdef1", PATH)
 
 
 def _mounts_of(pods: list[dict[str, Any]], claim: str) -> list[dict[str, Any]]:
@@ -134,13 +154,35 @@ def _mounts_of(pods: list[dict[str, Any]], claim: str) -> list[dict[str, Any]]:
     return found
 
 
+ACCELERATORS = ("nvidia.com/gpu", "aws.amazon.com/neuron")
+
+
+def _accelerated(spec: dict[str, Any]) -> bool:
+    return any(
+        name in (c.get("resources") or {}).get("limits", {})
+        for c in spec.get("containers", [])
+        for name in ACCELERATORS
+    )
+
+
 @pytest.mark.parametrize("kind", sorted(MODEL_READ))
-def test_the_engine_reads_the_model_at_the_read_only_mount(kind: str):
-    name, objects = on_efs(kind)
-    claim = f"{name}-model"
-    pods = [t.spec for t in all_pod_templates(objects)] + [p["spec"] for p in projected_pods(objects)]
+def test_every_engine_pod_reads_the_model_at_the_read_only_mount(kind: str):
+    """Every pod with an accelerator — ours, the templates inside custom resources, and the pods the operators make
+    from them (Ray workers, LWS workers, Dynamo workers, KServe's predictor) — mounts the claim, read-only; our own
+    pods also claim it read-only (the node mount is then ``ro``: efs-csi-driver v3.4.1 node.go:196-198)."""
+    claim, objects = on_efs(kind)
+    templates = list(all_pod_templates(objects))
+    projected = [p["spec"] for p in projected_pods(objects)]
+    pods = [t.spec for t in templates] + projected
+    # KServe mounts a pvc:// storage URI into the pod it makes (projected); its predictor template carries none
+    ours = [t.spec for t in templates if t.owner["kind"] != "InferenceService"]
+    engines = [spec for spec in [*ours, *projected] if _accelerated(spec)]
+    assert engines and all(_mounts_of([spec], claim) for spec in engines)
     mounts = _mounts_of(pods, claim)
-    assert mounts and all(m.get("readOnly") for m in mounts), mounts
+    assert all(m.get("readOnly") for m in mounts), mounts
+    claimed = [v for t in templates for v in t.spec.get("volumes", []) if _claim(v) == claim]
+    # KServe's injected volume claims it without readOnly (storage_initializer_injector.go:528-558), its mount is ro
+    assert (bool(claimed) or kind == "kserve") and all(v["persistentVolumeClaim"].get("readOnly") for v in claimed)
     reads = MODEL_READ[kind](objects, claim)
     assert reads and set(reads) <= {m["mountPath"] for m in mounts}, (reads, mounts)
 
@@ -168,18 +210,26 @@ class TestConfig:
         ("source", "field", "says"),
         [
             ({"type": "efs"}, "path", "needs path"),
-            ({"type": "efs", "path": "models/x"}, "path", "absolute path"),
+            ({"type": "efs", "path": "models/x"}, "path", "'models/x' — the checkpoint's directory"),
             ({"type": "efs", "path": "/models/../etc"}, "path", "without '..'"),
+            ({"type": "efs", "path": "/models/x/"}, "path", "a trailing '/'"),
+            ({"type": "efs", "path": "/"}, "path", "the file system's root"),
             ({"type": "efs", "path": PATH, "image": "r/m:1"}, "image", "image applies to type: image only"),
             ({"type": "efs", "path": PATH, "prefix": "models/x/"}, "prefix", "bucket-backed type"),
             ({"type": "hf", "prefix": "models/x/"}, "prefix", "bucket-backed type"),
-            ({"type": "s3", "path": PATH}, "type", "path to efs"),
+            ({"type": "s3", "path": PATH}, "path", "remove path, or set type: image (or efs)"),
         ],
     )
     def test_a_source_that_cannot_be_read_is_refused_at_its_field(self, source, field, says):
         with pytest.raises(ConfigError) as error:
             _parsed({"model": {"id": "Qwen/Qwen3-8B", "source": source}}, efs={})
         assert f"workloads[0].model.source.{field}" in str(error.value) and says in str(error.value)
+
+    @pytest.mark.parametrize(("field", "value"), [("revision", "abc123"), ("hf_token_secret", {"name": "hf"})])
+    def test_what_only_a_download_reads_is_refused_on_an_efs_model(self, field, value):
+        with pytest.raises(ConfigError) as error:
+            _parsed({"model": {**QWEN, field: value}}, efs={})
+        assert f"workloads[0].model.{field}" in str(error.value) and "reads the directory as it is" in str(error.value)
 
     def test_without_storage_efs_the_backend_rule_names_the_fix(self):
         (finding,) = [f for f in _findings(_parsed({"model": QWEN})) if f.rule == "MODEL-SOURCE-BACKEND"]

@@ -79,6 +79,21 @@ def test_a_model_listed_twice_is_synced_once():
     assert [m.sync for m in chat.models] == [True, False] and chat.prefixes == ["models/Qwen/Qwen3-8B/main/"]
 
 
+def test_the_roles_prefixes_are_the_bucket_backed_models_only():
+    """A model on EFS (or hf, image) has a default prefix nothing reads: the sync role must not write it."""
+    on_efs = {"model": {"id": "Qwen/Qwen3-8B", "source": {"type": "efs", "path": "/models/qwen"}}}
+    synced = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct", "source": {"type": "s3_mount"}}}
+    config = parse_config(
+        {
+            "compute": {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.12xlarge"]}]},
+            "storage": {"efs": {}},
+            "workloads": [{"name": "chat", "kind": "ray_serve", "pool": "gpu", "models": [on_efs, synced]}],
+        }
+    )
+    (chat,) = resolve(config).workloads
+    assert chat.writes_bucket and chat.prefixes == ["models/meta-llama/Llama-3.1-8B-Instruct/main/"]
+
+
 def test_an_efa_pod_takes_its_share_of_the_nodes_efa_devices():
     """Defect: every EFA pod requested all 32 EFA devices of a p5.48xlarge, so prefill and decode at TP 4 (4 GPUs each)
     could not share a node and the P/D layout needed twice the nodes."""
