@@ -547,6 +547,10 @@ def _view(volume: Mapping[str, Any]) -> tuple[str, str]:
         shows = f"s3://{'<model bucket>' if DEPLOY_TIME_VALUE in bucket else bucket}/{prefix}"
     elif driver == "fsx.csi.aws.com":
         shows = "the FSx for Lustre file system"
+    elif driver == "efs.csi.aws.com":
+        system, _, directory = str(csi.get("volumeHandle", "?")).partition(":")
+        system = "<storage.efs>" if DEPLOY_TIME_VALUE in system else system
+        shows = f"{directory or '/'} of the EFS file system {system}"
     else:
         shows = f"volume {csi.get('volumeHandle', '?')} ({driver})"
     return driver, f"PersistentVolume {volume['metadata']['name']}, a read-only view of {shows}"

@@ -68,17 +68,31 @@ class StorageRefs:
     :attr:`~inferstack.constructs.model_sync.ModelSyncJobProps.image_identity`."""
 
 
-#: An EFS file system id as written (``storage.efs.existing``), not a CDK token of one inferstack creates.
-_EFS_ID = re.compile(r"^fs-[0-9a-f]{8,17}$")
+#: A CDK token inside a string: its value is decided at deploy, and its text follows construction order (another
+#: workload added renumbers it), so no name may depend on it.
+_TOKEN = re.compile(r"\$\{Token\[")
+
+
+def stable(value: str | None, label: str) -> str:
+    """``value`` when the config wrote it (an existing bucket's name, an existing file system's id), else ``label``
+    (the resource inferstack creates, whose id is a token)."""
+    return label if value is None or _TOKEN.search(value) else value
+
+
+def model_claim(name: str, source: str, *identity: str) -> str:
+    """The claim (and, with its namespace, the PV) of a mounted model: ``<name>-<source>-<8 hex>``, the digest of
+    what the volume mounts (``identity``: the bucket and prefix, the file system, the directory). A PV's source and
+    a claim's access modes cannot change in place (the API server refuses the update), and a PV's mount options
+    change without the pods noticing (a Mountpoint pod keeps the prefix it mounted — a new revision without a sync
+    Job would leave the replicas on the old weights), so another bucket prefix, file system or directory is a new
+    PV and claim, which the pods' template names: they roll over to it."""
+    digest = hashlib.sha256("\n".join(identity).encode()).hexdigest()[:8]
+    return f"{name}-{source}-{digest}"
 
 
 def efs_model_claim(name: str, efs_id: str, path: str) -> str:
-    """The claim (and, with its namespace, the PV) of an ``efs`` model: ``<name>-efs-<8 hex>``, the digest of the
-    directory and the file system (its id when it is written in the config, ``storage.efs`` when inferstack creates
-    it). A PV's source and a claim's access modes cannot change in place (the API server refuses the update), so
-    another directory or file system is a new PV and claim, and the pods roll over to them."""
-    system = efs_id if _EFS_ID.match(efs_id) else "storage.efs"
-    return f"{name}-efs-{hashlib.sha256(f'{system}:{path}'.encode()).hexdigest()[:8]}"
+    """The claim of an ``efs`` model at ``path`` of ``efs_id`` (see :func:`model_claim`)."""
+    return model_claim(name, "efs", stable(efs_id, "storage.efs"), path)
 
 
 def fsx_model_path(model: ModelConfig, refs: StorageRefs) -> str:
@@ -258,7 +272,13 @@ class WorkloadChart(cdk8s.Chart):
                 self,
                 f"model-volume{suffix}",
                 S3ModelVolumeProps(
-                    name=f"{workload.name}-model{suffix}",
+                    name=model_claim(
+                        f"{workload.name}-model{suffix}",
+                        "s3",
+                        stable(refs.bucket, "storage.model_bucket"),
+                        model.bucket_prefix,
+                        str(refs.mount_cache_gib),
+                    ),
                     namespace=workload.namespace,
                     bucket=refs.bucket or "",
                     prefix=model.bucket_prefix,
@@ -271,7 +291,12 @@ class WorkloadChart(cdk8s.Chart):
                 self,
                 f"model-volume{suffix}",
                 FsxModelVolumeProps(
-                    name=f"{workload.name}-model{suffix}",
+                    name=model_claim(
+                        f"{workload.name}-model{suffix}",
+                        "fsx",
+                        stable(refs.fsx_id, "storage.fsx"),
+                        stable(refs.fsx_mount_name, "storage.fsx mount name"),
+                    ),
                     namespace=workload.namespace,
                     file_system_id=refs.fsx_id or "",
                     dns_name=refs.fsx_dns_name or "",

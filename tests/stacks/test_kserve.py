@@ -68,10 +68,9 @@ class TestStorage:
     def test_the_model_is_the_mountpoint_claim(self, kserve_app):
         objects = kserve_app.kubernetes_objects()
         model = isvc(kserve_app)["spec"]["predictor"]["model"]
-        assert model["storageUri"] == "pvc://qwen-model"
-        (claim,) = [
-            o for o in objects if o["kind"] == "PersistentVolumeClaim" and o["metadata"]["name"] == "qwen-model"
-        ]
+        name = model["storageUri"].removeprefix("pvc://")
+        assert name.startswith("qwen-model-s3-") and "/" not in name  # the claim is the model's prefix
+        (claim,) = [o for o in objects if o["kind"] == "PersistentVolumeClaim" and o["metadata"]["name"] == name]
         (volume,) = [
             o
             for o in objects
@@ -96,7 +95,8 @@ class TestStorage:
             storage={"model_bucket": {}, "fsx": {"storage_capacity_gib": 1200}},
         )
         (obj,) = [o for o in objects if o["kind"] == "InferenceService"]
-        assert obj["spec"]["predictor"]["model"]["storageUri"] == "pvc://qwen-model/models/Qwen/Qwen3-8B/main"
+        claim, _, path = obj["spec"]["predictor"]["model"]["storageUri"].removeprefix("pvc://").partition("/")
+        assert claim.startswith("qwen-model-fsx-") and path == "models/Qwen/Qwen3-8B/main"
 
     def test_hf_downloads_with_the_token_by_reference(self):
         model = {"id": "meta-llama/Llama-3.2-1B-Instruct", "source": {"type": "hf"}, "hf_token_secret": {"name": "hf"}}

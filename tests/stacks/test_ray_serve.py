@@ -73,7 +73,8 @@ class TestMultiModel:
                 for v in template["spec"]["volumes"]
                 if "persistentVolumeClaim" in v
             }
-            assert claims == {"chat-model", "chat-model-2"}
+            # one claim per model, named after what it mounts (charts.workload.model_claim)
+            assert sorted(c.rsplit("-", 1)[0] for c in claims) == ["chat-model-2-s3", "chat-model-s3"]
 
     def test_the_head_has_no_gpu_and_runs_on_the_system_nodes(self, ray_multi_app):
         head = ray_service(ray_multi_app)["spec"]["rayClusterConfig"]["headGroupSpec"]
