@@ -21,7 +21,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # DEPLOY_TIME_VALUE, MANIFEST_TYPE and json_property are re-exported: the gates and tests read them from here.
 from inferstack.assembly import DEPLOY_TIME_VALUE as DEPLOY_TIME_VALUE
@@ -29,6 +29,10 @@ from inferstack.assembly import HELM_TYPE, kubernetes_objects
 from inferstack.assembly import MANIFEST_TYPE as MANIFEST_TYPE
 from inferstack.assembly import json_property as json_property
 from inferstack.config import ConfigError, InferstackConfig, load_config
+from inferstack.config.base import require_field_descriptions
+
+if TYPE_CHECKING:
+    from inferstack.charts.workload import StorageRefs
 
 
 def summarize(out_dir: Path) -> str:
@@ -173,6 +177,23 @@ def _bench(name: str, config_path: str) -> int:
     return 0
 
 
+def placeholder_refs(config: InferstackConfig) -> StorageRefs:
+    """The AWS-side values ``check`` renders the workloads with (no stacks): literals where synth has tokens, and
+    the config's volume identities, so the objects are named as synth names them (overrides may name them)."""
+    from inferstack.charts.workload import StorageRefs, storage_identities
+
+    return StorageRefs(
+        region="us-east-1",
+        bucket="bucket",
+        fsx_id="fs-0123456789abcdef0",
+        fsx_dns_name="fsx.example",
+        fsx_mount_name="mount",
+        efs_id="fs-0123456789abcdef1",
+        volume_identities=storage_identities(config.storage),
+        sync_image=config.storage.model_sync_image or "registry.invalid/inferstack/model-sync:check",
+    )
+
+
 def _check(config_path: str) -> int:
     from inferstack.rules import evaluate
 
@@ -185,22 +206,13 @@ def _check(config_path: str) -> int:
     if not report.errors and config.workloads:
         # Render the workloads' charts (cdk8s only, no CDK stacks): overrides and every construct's own checks run
         # on the rendered objects, so what passes check does not fail later in synth.
-        from inferstack.charts.workload import StorageRefs
         from inferstack.constructs.custom_resource import CustomResourceError
         from inferstack.constructs.validation import PropError
         from inferstack.plan.workloads import workloads_plan
         from inferstack.stacks.workloads import render_workloads
 
         try:
-            placeholders = StorageRefs(
-                region="us-east-1",
-                bucket="bucket",
-                fsx_id="fs-0123456789abcdef0",
-                fsx_dns_name="fsx.example",
-                fsx_mount_name="mount",
-                efs_id="fs-0123456789abcdef1",
-                sync_image=config.storage.model_sync_image or "registry.invalid/inferstack/model-sync:check",
-            )
+            placeholders = placeholder_refs(config)
             render_workloads(workloads_plan(config), None, placeholders)
         except ConfigError as exc:
             print(ConfigError(config_path, exc.problems), file=sys.stderr)
@@ -481,6 +493,7 @@ def main(argv: list[str] | None = None) -> int:
         print(summarize(out))
         return 0
     if args.command == "schema":
+        require_field_descriptions("inferstack schema")
         schema = InferstackConfig.model_json_schema(by_alias=True)
         print(json.dumps(schema, indent=2, sort_keys=True))
         return 0

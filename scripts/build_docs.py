@@ -41,6 +41,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
 import inferstack
+from inferstack.config.base import require_field_descriptions
 from inferstack.config.kinds import KINDS, WorkloadKind
 from inferstack.rules import PLATFORM_RULES
 from inferstack.rules.base import Rule
@@ -369,6 +370,7 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     out = Path(argv[0])
+    require_field_descriptions("the docs")
     problems = build(out)
     for problem in problems:
         print(f"warning: {problem}", file=sys.stderr)

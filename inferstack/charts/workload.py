@@ -6,9 +6,10 @@ namespaces workloads live in."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import cdk8s
@@ -24,6 +25,8 @@ from inferstack.charts.overrides import apply_overrides
 from inferstack.charts.pod_customization import apply_pod_config
 from inferstack.charts.probes import apply_probes
 from inferstack.charts.routing import add_router
+from inferstack.config.base import StrictModel
+from inferstack.config.storage import StorageConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.bench import BenchJob, BenchJobProps, BenchLoad
@@ -60,6 +63,10 @@ class StorageRefs:
     """The EFS file system of ``storage.efs`` (the ``inferstack-efs`` StorageClass provisions access points in it;
     ``efs`` model sources mount a directory of it)."""
     mount_cache_gib: int = 10
+    volume_identities: Mapping[str, str] = field(default_factory=dict)
+    """What each mounted source's volumes depend on in the config, by source (``s3``, ``fsx``, ``efs``:
+    :func:`storage_identities`): part of the model claims' names, so ``inferstack check`` and synth name them
+    alike, whatever the tokens. Default none: the claims are named from the values above."""
     sync_image: str | None = None
     """The model-sync Jobs' image (the built container asset's URI, or ``storage.model_sync_image``); required
     where a model is synced."""
@@ -90,9 +97,27 @@ def model_claim(name: str, source: str, *identity: str) -> str:
     return f"{name}-{source}-{digest}"
 
 
-def efs_model_claim(name: str, efs_id: str, path: str) -> str:
-    """The claim of an ``efs`` model at ``path`` of ``efs_id`` (see :func:`model_claim`)."""
-    return model_claim(name, "efs", stable(efs_id, "storage.efs"), path)
+def storage_identities(storage: StorageConfig) -> dict[str, str]:
+    """What the model volumes of each mounted source depend on in ``storage``: the bucket (its name, or the one
+    inferstack creates), the FSx and EFS sections as written (a change of one may replace the file system, and the
+    PV's source would have to change with it)."""
+
+    def written(section: StrictModel | None) -> str:
+        return "" if section is None else json.dumps(section.model_dump(mode="json"), sort_keys=True)
+
+    bucket = storage.model_bucket
+    named = bucket and (bucket.existing_bucket_name or bucket.bucket_name)
+    return {
+        "s3": f"bucket {named}" if named else "storage.model_bucket",
+        "fsx": written(storage.fsx),
+        "efs": written(storage.efs),
+    }
+
+
+def efs_model_claim(name: str, efs_id: str, path: str, identity: str | None = None) -> str:
+    """The claim of an ``efs`` model at ``path`` of ``efs_id`` (see :func:`model_claim`); ``identity``: the
+    file system's in the config (:func:`storage_identities`), which names it instead of ``efs_id``."""
+    return model_claim(name, "efs", identity if identity is not None else stable(efs_id, "storage.efs"), path)
 
 
 def fsx_model_path(model: ModelConfig, refs: StorageRefs) -> str:
@@ -275,7 +300,7 @@ class WorkloadChart(cdk8s.Chart):
                     name=model_claim(
                         f"{workload.name}-model{suffix}",
                         "s3",
-                        stable(refs.bucket, "storage.model_bucket"),
+                        refs.volume_identities.get("s3") or stable(refs.bucket, "storage.model_bucket"),
                         model.bucket_prefix,
                         str(refs.mount_cache_gib),
                     ),
@@ -294,8 +319,11 @@ class WorkloadChart(cdk8s.Chart):
                     name=model_claim(
                         f"{workload.name}-model{suffix}",
                         "fsx",
-                        stable(refs.fsx_id, "storage.fsx"),
-                        stable(refs.fsx_mount_name, "storage.fsx mount name"),
+                        *(
+                            [refs.volume_identities["fsx"]]
+                            if "fsx" in refs.volume_identities
+                            else [stable(refs.fsx_id, "storage.fsx"), stable(refs.fsx_mount_name, "storage.fsx mount")]
+                        ),
                     ),
                     namespace=workload.namespace,
                     file_system_id=refs.fsx_id or "",
@@ -313,7 +341,12 @@ class WorkloadChart(cdk8s.Chart):
                 self,
                 f"model-volume{suffix}",
                 EfsModelVolumeProps(
-                    name=efs_model_claim(f"{workload.name}-model{suffix}", refs.efs_id, source.path or ""),
+                    name=efs_model_claim(
+                        f"{workload.name}-model{suffix}",
+                        refs.efs_id,
+                        source.path or "",
+                        refs.volume_identities.get("efs"),
+                    ),
                     namespace=workload.namespace,
                     file_system_id=refs.efs_id,
                     path=source.path or "",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import typing
 from collections.abc import Iterable
 from enum import Enum
@@ -9,6 +10,21 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
+
+#: The environment variable that turns field descriptions off: ``0`` (read once, at import).
+FIELD_DESCRIPTIONS_ENV = "INFERSTACK_FIELD_DESCRIPTIONS"
+#: Whether field docstrings become the models' field descriptions (the JSON Schema of ``inferstack schema``, the
+#: docs, a library user's ``model_json_schema``). pydantic reads them from every model's source at import, about a
+#: third of inferstack's own import time; ``app.py`` (the CDK app, which renders no schema) sets
+#: ``INFERSTACK_FIELD_DESCRIPTIONS=0``. Validation is the same either way. Default on.
+FIELD_DESCRIPTIONS = os.environ.get(FIELD_DESCRIPTIONS_ENV, "1") != "0"
+
+
+def require_field_descriptions(what: str) -> None:
+    """Stop ``what`` (something that prints descriptions) when this process imported the models without them."""
+    if not FIELD_DESCRIPTIONS:
+        raise SystemExit(f"{what} needs the field descriptions: unset {FIELD_DESCRIPTIONS_ENV} (it is 0 here)")
+
 
 #: Largest magnitude of any number in the config. No field needs more (the largest real values are byte-free
 #: counts: GiB of storage ≤ 65,536, replicas, tokens ≤ 10^7); beyond it the sizing model and the placement code
@@ -33,10 +49,14 @@ def _too_big(value: Any) -> bool:
 class StrictModel(BaseModel):
     """Unknown keys are errors; values are immutable once validated; ``inf``/``nan`` and numbers beyond
     :data:`MAX_NUMBER` are refused. Field docstrings (defaults, units) become the field descriptions of the JSON
-    Schema, so editors show them on hover."""
+    Schema, so editors show them on hover (unless :data:`FIELD_DESCRIPTIONS` is off)."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, validate_default=True, use_attribute_docstrings=True, allow_inf_nan=False
+        extra="forbid",
+        frozen=True,
+        validate_default=True,
+        use_attribute_docstrings=FIELD_DESCRIPTIONS,
+        allow_inf_nan=False,
     )
 
     @model_validator(mode="before")

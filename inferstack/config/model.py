@@ -21,7 +21,7 @@ from inferstack.catalog.versions import (
 )
 from inferstack.config.aibrix import AibrixPlatformConfig
 from inferstack.config.alerts import AlertTargets
-from inferstack.config.base import StrictModel, refuse_unread
+from inferstack.config.base import FIELD_DESCRIPTIONS, StrictModel, refuse_unread
 from inferstack.config.compute import ComputeConfig
 from inferstack.config.errors import did_you_mean
 from inferstack.config.kinds import on_kinds_changed, workload_union
@@ -582,7 +582,7 @@ class InferstackConfig(StrictModel):
         frozen=True,
         populate_by_name=True,
         validate_default=True,
-        use_attribute_docstrings=True,
+        use_attribute_docstrings=FIELD_DESCRIPTIONS,
         allow_inf_nan=False,
     )
 
@@ -771,7 +771,7 @@ class InferstackConfig(StrictModel):
                 raise PydanticCustomError(
                     "joined_names",
                     "{ns}/{name} and {other} both give '{joined}' to the objects named after namespace and workload "
-                    "(e.g. the cluster-wide model PersistentVolume '{joined}-model') — rename one",
+                    "(e.g. the cluster-wide model PersistentVolume '{joined}-model-s3-…') — rename one",
                     {
                         "ns": key[0],
                         "name": key[1],

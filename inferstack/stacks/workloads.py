@@ -24,7 +24,7 @@ from constructs import Construct
 from inferstack.charts.network_policies import NetworkPoliciesChart
 from inferstack.charts.observability import ObservabilityChart, served_workloads
 from inferstack.charts.platform_base import PlatformBaseChart
-from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart
+from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart, storage_identities
 from inferstack.config.kinds import kind_of
 from inferstack.plan import ResolvedWorkload
 from inferstack.plan.workloads import WorkloadsPlan
@@ -70,6 +70,7 @@ def storage_refs(plan: WorkloadsPlan, storage: StorageStack | None) -> StorageRe
         fsx_path=fsx.file_system_path if fsx else "/models",
         efs_id=storage.efs_file_system.file_system_id if storage.efs_file_system is not None else None,
         mount_cache_gib=plan.storage.mount_cache_gib,
+        volume_identities=storage_identities(plan.storage),
         sync_image=storage.model_sync_image if syncs else None,
         sync_image_identity=storage.model_sync_image_identity if syncs else None,
     )

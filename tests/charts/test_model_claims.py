@@ -6,13 +6,15 @@ whatever the CDK tokens' numbering."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import pytest
 
-from inferstack.charts.workload import StorageRefs
-from inferstack.config import parse_config
+from inferstack.charts.workload import StorageRefs, storage_identities
+from inferstack.cli import placeholder_refs
+from inferstack.config import InferstackConfig, parse_config
 from inferstack.plan.workloads import workloads_plan
 from inferstack.stacks.workloads import render_workloads
 from tests.synth import EFS_ID, SYNC_IMAGE
@@ -42,11 +44,14 @@ SOURCES = {
 }
 
 
-def render(source: dict[str, Any], refs: StorageRefs = REFS, **model: Any) -> list[dict[str, Any]]:
-    config = parse_config(
+STORAGE = {"model_bucket": {}, "fsx": {"storage_capacity_gib": 1200}, "efs": {}}
+
+
+def config_of(source: dict[str, Any], storage: dict[str, Any] | None = None, **model: Any) -> InferstackConfig:
+    return parse_config(
         {
             "compute": {"karpenter_pools": [{"name": "gpu", "instance_types": ["g6e.2xlarge"]}]},
-            "storage": {"model_bucket": {}, "fsx": {"storage_capacity_gib": 1200}, "efs": {}},
+            "storage": STORAGE if storage is None else storage,
             "workloads": [
                 {
                     "name": "chat",
@@ -57,6 +62,20 @@ def render(source: dict[str, Any], refs: StorageRefs = REFS, **model: Any) -> li
             ],
         }
     )
+
+
+def render(
+    source: dict[str, Any],
+    refs: StorageRefs = REFS,
+    storage: dict[str, Any] | None = None,
+    *,
+    identities: bool = True,
+    **model: Any,
+) -> list[dict[str, Any]]:
+    """The workload's objects, rendered as synth renders them (``refs`` with the config's volume identities)."""
+    config = config_of(source, storage, **model)
+    if identities:
+        refs = dataclasses.replace(refs, volume_identities=storage_identities(config.storage))
     (item,) = render_workloads(workloads_plan(config), None, refs)
     return item.manifest
 
@@ -82,10 +101,42 @@ def test_the_claim_is_named_after_what_it_mounts_and_the_pods_name_it(source):
 
 
 @pytest.mark.parametrize("source", sorted(SOURCES))
-def test_renumbered_tokens_rename_nothing(source):
+@pytest.mark.parametrize("identities", [True, False], ids=["from-config", "from-refs"])
+def test_renumbered_tokens_rename_nothing(source, identities):
     """Token text follows construction order (another workload renumbers it): a name built on it would roll every
-    workload's pods on an unrelated change."""
-    assert claim_of(render(SOURCES[source])) == claim_of(render(SOURCES[source], RENUMBERED))
+    workload's pods on an unrelated change — with the config's identities (synth) and without (refs alone)."""
+    first = claim_of(render(SOURCES[source], identities=identities))
+    assert first == claim_of(render(SOURCES[source], RENUMBERED, identities=identities))
+
+
+@pytest.mark.parametrize("source", sorted(SOURCES))
+def test_check_names_the_claims_as_synth_does(source):
+    """``inferstack check`` renders with literal placeholders where synth has tokens: an override naming a model's
+    PersistentVolume must be found by both."""
+    config = config_of(SOURCES[source])
+    (item,) = render_workloads(workloads_plan(config), None, placeholder_refs(config))
+    assert claim_of(item.manifest) == claim_of(render(SOURCES[source]))
+
+
+@pytest.mark.parametrize(
+    ("source", "storage"),
+    [
+        ("s3_mount", {**STORAGE, "model_bucket": {"bucket_name": "team-models-2"}}),  # a new bucket
+        ("s3_mount", {**STORAGE, "model_bucket": {"existing_bucket_name": "team-models"}}),
+        ("fsx", {**STORAGE, "fsx": {"storage_capacity_gib": 1200, "deployment_type": "SCRATCH_2"}}),  # replaced
+        ("efs", {**STORAGE, "efs": {"throughput_mode": "bursting"}}),
+    ],
+)
+def test_a_bucket_or_file_system_the_config_changes_is_another_claim(source, storage):
+    """A created resource's id is a token: the config section that makes it names the volume instead, so a change
+    that replaces the bucket or the file system moves the pods to a new volume."""
+    assert claim_of(render(SOURCES[source])) != claim_of(render(SOURCES[source], storage=storage))
+
+
+def test_another_mountpoint_cache_size_is_another_claim():
+    """The cache size is a volume attribute of the PV's CSI source: immutable."""
+    larger = dataclasses.replace(REFS, mount_cache_gib=20)
+    assert claim_of(render(SOURCES["s3_mount"])) != claim_of(render(SOURCES["s3_mount"], larger))
 
 
 def test_a_new_revision_without_a_sync_job_rolls_the_pods_onto_a_new_volume():
@@ -97,8 +148,13 @@ def test_a_new_revision_without_a_sync_job_rolls_the_pods_onto_a_new_volume():
 def test_another_directory_or_file_system_is_another_efs_volume():
     here = render(SOURCES["efs"])
     assert claim_of(here) != claim_of(render({"type": "efs", "path": "/models/qwen3-8b-v2"}))
-    existing = StorageRefs(region="us-east-1", bucket="b", efs_id=EFS_ID, sync_image=SYNC_IMAGE)
-    assert claim_of(here) != claim_of(render(SOURCES["efs"], existing))
+    existing = {**STORAGE, "efs": {"existing": {"file_system_id": EFS_ID, "security_group_id": "sg-0123456789abcdef0"}}}
+    assert claim_of(here) != claim_of(render(SOURCES["efs"], storage=existing))
+    # without the config's identities (a library user's refs), the id names the file system
+    literal = StorageRefs(region="us-east-1", bucket="b", efs_id=EFS_ID, sync_image=SYNC_IMAGE)
+    assert claim_of(render(SOURCES["efs"], identities=False)) != claim_of(
+        render(SOURCES["efs"], literal, identities=False)
+    )
 
 
 def test_switching_the_source_is_a_new_claim():
