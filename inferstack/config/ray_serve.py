@@ -156,7 +156,9 @@ class UpgradeStrategy(StrEnum):
     NEW_CLUSTER = "NewCluster"
     """Blue/green: a second full RayCluster, then switch — zero downtime, but briefly twice the GPUs. Default."""
     NONE = "None"
-    """Never a new cluster: cluster changes are not rolled out (change the serve config only, or recreate)."""
+    """Never a new cluster: cluster changes are not rolled out (change the serve config only, or recreate). A
+    mounted model's new revision or source is a cluster change (a new claim): the running cluster keeps the old
+    claim, which the apply removes, so its new workers stay Pending until you recreate it."""
 
 
 class RayServeWorkloadConfig(WorkloadBase):
