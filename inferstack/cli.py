@@ -179,8 +179,9 @@ def _bench(name: str, config_path: str) -> int:
 
 def placeholder_refs(config: InferstackConfig) -> StorageRefs:
     """The AWS-side values ``check`` renders the workloads with (no stacks): literals where synth has tokens, and
-    the config's volume identities, so the objects are named as synth names them (overrides may name them)."""
-    from inferstack.charts.workload import StorageRefs, storage_identities
+    what comes from the config as synth takes it (:func:`~inferstack.charts.workload.config_refs`), so the objects
+    are named and configured as synth renders them (overrides may name them)."""
+    from inferstack.charts.workload import StorageRefs, config_refs
 
     return StorageRefs(
         region="us-east-1",
@@ -189,7 +190,7 @@ def placeholder_refs(config: InferstackConfig) -> StorageRefs:
         fsx_dns_name="fsx.example",
         fsx_mount_name="mount",
         efs_id="fs-0123456789abcdef1",
-        volume_identities=storage_identities(config.storage),
+        **config_refs(config.storage),
         sync_image=config.storage.model_sync_image or "registry.invalid/inferstack/model-sync:check",
     )
 

@@ -6,7 +6,6 @@ namespaces workloads live in."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -25,8 +24,7 @@ from inferstack.charts.overrides import apply_overrides
 from inferstack.charts.pod_customization import apply_pod_config
 from inferstack.charts.probes import apply_probes
 from inferstack.charts.routing import add_router
-from inferstack.config.base import StrictModel
-from inferstack.config.storage import StorageConfig
+from inferstack.config.storage import FsxDeploymentType, StorageConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType
 from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
 from inferstack.constructs.bench import BenchJob, BenchJobProps, BenchLoad
@@ -98,19 +96,44 @@ def model_claim(name: str, source: str, *identity: str) -> str:
 
 
 def storage_identities(storage: StorageConfig) -> dict[str, str]:
-    """What the model volumes of each mounted source depend on in ``storage``: the bucket (its name, or the one
-    inferstack creates), the FSx and EFS sections as written (a change of one may replace the file system, and the
-    PV's source would have to change with it)."""
+    """What the model volumes of each mounted source depend on in ``storage``: what, changed, replaces the bucket
+    or the file system (and so the PV's source), and nothing that changes in place (an FSx's capacity or
+    throughput, EFS's throughput mode, a security group), which would roll the pods for nothing.
 
-    def written(section: StrictModel | None) -> str:
-        return "" if section is None else json.dumps(section.model_dump(mode="json"), sort_keys=True)
-
+    * ``s3``: the bucket's name as written, or the one inferstack creates;
+    * ``fsx``: an existing file system's id, DNS and mount names; a created one's deployment type and zone
+      (CloudFormation replaces it for either), and for SCRATCH_2 its import path too (the bucket and the import
+      prefix: SCRATCH_2 imports through ``ImportPath``, which no update changes);
+    * ``efs``: an existing file system's id, or the one inferstack creates."""
     bucket = storage.model_bucket
     named = bucket and (bucket.existing_bucket_name or bucket.bucket_name)
+    s3 = f"bucket {named}" if named else ("storage.model_bucket" if bucket is not None else "no bucket")
+    fsx, efs = storage.fsx, storage.efs
+    if fsx is None:
+        fsx_identity = ""
+    elif fsx.existing is not None:
+        fsx_identity = f"existing {fsx.existing.file_system_id} {fsx.existing.dns_name} {fsx.existing.mount_name}"
+    else:
+        fsx_identity = f"created {fsx.deployment_type.value} zone {fsx.availability_zone}"
+        if fsx.deployment_type is FsxDeploymentType.SCRATCH_2:
+            fsx_identity += f" import {s3}/{fsx.import_prefix}"
+    if efs is None:
+        efs_identity = ""
+    else:
+        efs_identity = f"existing {efs.existing.file_system_id}" if efs.existing is not None else "created"
+    return {"s3": s3, "fsx": fsx_identity, "efs": efs_identity}
+
+
+def config_refs(storage: StorageConfig) -> dict[str, Any]:
+    """The :class:`StorageRefs` fields that come from the config alone (the Mountpoint cache, FSx's import prefix
+    and path, the volumes' identities): synth (``stacks.workloads.storage_refs``) and ``inferstack check``
+    (``cli.placeholder_refs``) both take them from here, so both render the same names and paths."""
+    fsx = storage.fsx
     return {
-        "s3": f"bucket {named}" if named else "storage.model_bucket",
-        "fsx": written(storage.fsx),
-        "efs": written(storage.efs),
+        "mount_cache_gib": storage.mount_cache_gib,
+        "fsx_import_prefix": fsx.import_prefix if fsx else "models/",
+        "fsx_path": fsx.file_system_path if fsx else "/models",
+        "volume_identities": storage_identities(storage),
     }
 
 

@@ -24,7 +24,7 @@ from constructs import Construct
 from inferstack.charts.network_policies import NetworkPoliciesChart
 from inferstack.charts.observability import ObservabilityChart, served_workloads
 from inferstack.charts.platform_base import PlatformBaseChart
-from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart, storage_identities
+from inferstack.charts.workload import NamespacesChart, StorageRefs, WorkloadChart, config_refs
 from inferstack.config.kinds import kind_of
 from inferstack.plan import ResolvedWorkload
 from inferstack.plan.workloads import WorkloadsPlan
@@ -57,8 +57,8 @@ class RenderedWorkload:
 def storage_refs(plan: WorkloadsPlan, storage: StorageStack | None) -> StorageRefs:
     """What the Kubernetes objects need of the storage stack (none of it without one: ``hf``/``image`` sources)."""
     if storage is None:
-        return StorageRefs(region=cdk.Aws.REGION, mount_cache_gib=plan.storage.mount_cache_gib)
-    fsx, file_system = plan.storage.fsx, storage.file_system
+        return StorageRefs(region=cdk.Aws.REGION, **config_refs(plan.storage))
+    file_system = storage.file_system
     syncs = plan.syncs
     return StorageRefs(
         region=cdk.Aws.REGION,
@@ -66,11 +66,8 @@ def storage_refs(plan: WorkloadsPlan, storage: StorageStack | None) -> StorageRe
         fsx_id=file_system.file_system_id if file_system is not None else None,
         fsx_dns_name=file_system.dns_name if file_system is not None else None,
         fsx_mount_name=storage.fsx_mount_name,
-        fsx_import_prefix=fsx.import_prefix if fsx else "models/",
-        fsx_path=fsx.file_system_path if fsx else "/models",
         efs_id=storage.efs_file_system.file_system_id if storage.efs_file_system is not None else None,
-        mount_cache_gib=plan.storage.mount_cache_gib,
-        volume_identities=storage_identities(plan.storage),
+        **config_refs(plan.storage),
         sync_image=storage.model_sync_image if syncs else None,
         sync_image_identity=storage.model_sync_image_identity if syncs else None,
     )

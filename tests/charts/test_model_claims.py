@@ -11,13 +11,14 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from inferstack.charts.workload import StorageRefs, storage_identities
 from inferstack.cli import placeholder_refs
-from inferstack.config import InferstackConfig, parse_config
+from inferstack.config import InferstackConfig, load_config, parse_config
 from inferstack.plan.workloads import workloads_plan
 from inferstack.stacks.workloads import render_workloads
-from tests.synth import EFS_ID, SYNC_IMAGE
+from tests.synth import EFS_ID, ROOT, SYNC_IMAGE
 
 REFS = StorageRefs(
     region="us-east-1",
@@ -109,6 +110,36 @@ def test_renumbered_tokens_rename_nothing(source, identities):
     assert first == claim_of(render(SOURCES[source], RENUMBERED, identities=identities))
 
 
+SNAPSHOTS = ROOT / "tests" / "gates" / "__snapshots__" / "test_snapshots"
+EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.yaml"))
+
+
+def model_claims(objects: list[dict[str, Any]]) -> set[str]:
+    return {
+        o["metadata"]["name"]
+        for o in objects
+        if o and o["kind"] == "PersistentVolumeClaim" and "-model-" in o["metadata"]["name"]
+    }
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_check_names_every_examples_model_claims_as_synth_did(example):
+    """What synth rendered (the reviewed snapshots) and what ``inferstack check`` renders name the same claims: an
+    override naming a model's PersistentVolume passes both or neither."""
+    config = load_config(ROOT / "examples" / f"{example}.yaml")
+    checked = model_claims(
+        [o for item in render_workloads(workloads_plan(config), None, placeholder_refs(config)) for o in item.manifest]
+    )
+    synthesized = model_claims(
+        [
+            o
+            for path in SNAPSHOTS.glob(f"test_kubernetes_objects_match_snapshots[[]{example}][[]*.yaml")
+            for o in yaml.safe_load_all(path.read_text())
+        ]
+    )
+    assert checked == synthesized
+
+
 @pytest.mark.parametrize("source", sorted(SOURCES))
 def test_check_names_the_claims_as_synth_does(source):
     """``inferstack check`` renders with literal placeholders where synth has tokens: an override naming a model's
@@ -124,13 +155,54 @@ def test_check_names_the_claims_as_synth_does(source):
         ("s3_mount", {**STORAGE, "model_bucket": {"bucket_name": "team-models-2"}}),  # a new bucket
         ("s3_mount", {**STORAGE, "model_bucket": {"existing_bucket_name": "team-models"}}),
         ("fsx", {**STORAGE, "fsx": {"storage_capacity_gib": 1200, "deployment_type": "SCRATCH_2"}}),  # replaced
-        ("efs", {**STORAGE, "efs": {"throughput_mode": "bursting"}}),
+        ("fsx", {**STORAGE, "fsx": {"storage_capacity_gib": 1200, "availability_zone": 1}}),  # replaced
+        (
+            "fsx",  # SCRATCH_2 imports through ImportPath, which no update changes: a new bucket replaces it
+            {
+                "model_bucket": {"bucket_name": "team-models-2"},
+                "fsx": {"storage_capacity_gib": 1200, "deployment_type": "SCRATCH_2"},
+            },
+        ),
+        (
+            "efs",
+            {**STORAGE, "efs": {"existing": {"file_system_id": EFS_ID, "security_group_id": "sg-0123456789abcdef0"}}},
+        ),
     ],
 )
 def test_a_bucket_or_file_system_the_config_changes_is_another_claim(source, storage):
     """A created resource's id is a token: the config section that makes it names the volume instead, so a change
     that replaces the bucket or the file system moves the pods to a new volume."""
     assert claim_of(render(SOURCES[source])) != claim_of(render(SOURCES[source], storage=storage))
+
+
+@pytest.mark.parametrize(
+    ("source", "before", "after"),
+    [
+        ("fsx", STORAGE, {**STORAGE, "fsx": {"storage_capacity_gib": 2400, "throughput_per_unit_mib": 500}}),
+        ("efs", STORAGE, {**STORAGE, "efs": {"throughput_mode": "bursting"}}),
+        (
+            "efs",
+            {**STORAGE, "efs": {"existing": {"file_system_id": EFS_ID, "security_group_id": "sg-0123456789abcdef0"}}},
+            {**STORAGE, "efs": {"existing": {"file_system_id": EFS_ID, "security_group_id": "sg-0123456789abcdef1"}}},
+        ),
+    ],
+)
+def test_what_changes_in_place_renames_nothing(source, before, after):
+    """A larger or faster FSx, EFS's throughput mode, a security group: the file system stays, so its volume does
+    (a new name would roll the pods for nothing)."""
+    assert claim_of(render(SOURCES[source], storage=before)) == claim_of(render(SOURCES[source], storage=after))
+
+
+def test_a_scratch_file_systems_bucket_is_part_of_its_name():
+    scratch = {"storage_capacity_gib": 1200, "deployment_type": "SCRATCH_2"}
+    here = render(SOURCES["fsx"], storage={"model_bucket": {}, "fsx": scratch})
+    assert claim_of(here) != claim_of(
+        render(SOURCES["fsx"], storage={"model_bucket": {"bucket_name": "team-models-2"}, "fsx": scratch})
+    )
+    persistent = {"storage_capacity_gib": 1200}  # a data repository association, changed in place of the file system
+    assert claim_of(render(SOURCES["fsx"], storage={"model_bucket": {}, "fsx": persistent})) == claim_of(
+        render(SOURCES["fsx"], storage={"model_bucket": {"bucket_name": "team-models-2"}, "fsx": persistent})
+    )
 
 
 def test_another_mountpoint_cache_size_is_another_claim():
