@@ -9,6 +9,8 @@ import pytest
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+if os.environ.get("INFERSTACK_FIELD_DESCRIPTIONS") == "0":  # the schema, docs and docstring tests read them
+    raise pytest.UsageError("unset INFERSTACK_FIELD_DESCRIPTIONS: the tests need the config models' field descriptions")
 
 from inferstack.config import InferstackConfig
 from tests.synth import CONFIGS, Synthesized, synthesize, synthesize_file

@@ -12,6 +12,7 @@ import sys
 
 from inferstack.config import InferstackConfig, load_config
 from inferstack.config.base import FIELD_DESCRIPTIONS, FIELD_DESCRIPTIONS_ENV
+from inferstack.config.workloads import ModelSource
 from tests.synth import ROOT
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
@@ -34,7 +35,9 @@ def test_app_py_turns_them_off_before_importing_inferstack():
 
 
 def test_without_descriptions_every_example_validates_alike():
-    assert FIELD_DESCRIPTIONS and InferstackConfig.model_fields["workloads"].description  # this process: on
+    # this process: on, for the root model and a StrictModel
+    assert FIELD_DESCRIPTIONS and InferstackConfig.model_fields["workloads"].description
+    assert ModelSource.model_fields["type"].description
     paths = [str(p) for p in EXAMPLES]
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, *paths], cwd=ROOT, env=WITHOUT, capture_output=True, text=True, check=True
