@@ -5,8 +5,6 @@ namespaces workloads live in."""
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +24,7 @@ from inferstack.charts.probes import apply_probes
 from inferstack.charts.routing import add_router
 from inferstack.config.storage import FsxDeploymentType, StorageConfig
 from inferstack.config.workloads import ModelConfig, ModelSourceType
-from inferstack.constructs.batch import BATCH_PRIORITY_CLASS
+from inferstack.constructs.batch import BATCH_PRIORITY_CLASS, content_name
 from inferstack.constructs.bench import BenchJob, BenchJobProps, BenchLoad
 from inferstack.constructs.model_source import ModelLoading, ModelSourceProps, SourceKind, model_loading
 from inferstack.constructs.model_sync import ModelSyncJob, ModelSyncJobProps, wait_for_sync_container
@@ -72,27 +70,23 @@ class StorageRefs:
     """What changes with ``sync_image`` when it is a token (the asset's content hash); see
     :attr:`~inferstack.constructs.model_sync.ModelSyncJobProps.image_identity`."""
 
-
-#: A CDK token inside a string: its value is decided at deploy, and its text follows construction order (another
-#: workload added renumbers it), so no name may depend on it.
-_TOKEN = re.compile(r"\$\{Token\[")
-
-
-def stable(value: str | None, label: str) -> str:
-    """``value`` when the config wrote it (an existing bucket's name, an existing file system's id), else ``label``
-    (the resource inferstack creates, whose id is a token)."""
-    return label if value is None or _TOKEN.search(value) else value
+    def volume_identity(self, source: str) -> str | None:
+        """What names the model volumes of ``source`` (``s3``, ``fsx``, ``efs``): :attr:`volume_identities`, else
+        the bucket's or file system's id above (a token, masked, names nothing)."""
+        if source in self.volume_identities:
+            return self.volume_identities[source]
+        return {"s3": self.bucket, "fsx": self.fsx_id, "efs": self.efs_id}[source]
 
 
-def model_claim(name: str, source: str, *identity: str) -> str:
-    """The claim (and, with its namespace, the PV) of a mounted model: ``<name>-<source>-<8 hex>``, the digest of
-    what the volume mounts (``identity``: the bucket and prefix, the file system, the directory). A PV's source and
-    a claim's access modes cannot change in place (the API server refuses the update), and a PV's mount options
-    change without the pods noticing (a Mountpoint pod keeps the prefix it mounted — a new revision without a sync
-    Job would leave the replicas on the old weights), so another bucket prefix, file system or directory is a new
-    PV and claim, which the pods' template names: they roll over to it."""
-    digest = hashlib.sha256("\n".join(identity).encode()).hexdigest()[:8]
-    return f"{name}-{source}-{digest}"
+def model_claim(name: str, source: str, *identity: str | None) -> str:
+    """The claim (and, with its namespace, the PV) of a mounted model: ``<name>-<source>-<8 hex>``
+    (:func:`~inferstack.constructs.batch.content_name`: CDK tokens masked), the digest of what the volume mounts
+    (``identity``: the bucket and prefix, the file system, the directory). A PV's source and a claim's access modes
+    cannot change in place (the API server refuses the update), and a PV's mount options change without the pods
+    noticing (a Mountpoint pod keeps the prefix it mounted — a new revision without a sync Job would leave the
+    replicas on the old weights), so another bucket prefix, file system or directory is a new PV and claim, which
+    the pods' template names: they roll over to it."""
+    return content_name(f"{name}-{source}", name, *identity)
 
 
 def storage_identities(storage: StorageConfig) -> dict[str, str]:
@@ -135,12 +129,6 @@ def config_refs(storage: StorageConfig) -> dict[str, Any]:
         "fsx_path": fsx.file_system_path if fsx else "/models",
         "volume_identities": storage_identities(storage),
     }
-
-
-def efs_model_claim(name: str, efs_id: str, path: str, identity: str | None = None) -> str:
-    """The claim of an ``efs`` model at ``path`` of ``efs_id`` (see :func:`model_claim`); ``identity``: the
-    file system's in the config (:func:`storage_identities`), which names it instead of ``efs_id``."""
-    return model_claim(name, "efs", identity if identity is not None else stable(efs_id, "storage.efs"), path)
 
 
 def fsx_model_path(model: ModelConfig, refs: StorageRefs) -> str:
@@ -323,7 +311,7 @@ class WorkloadChart(cdk8s.Chart):
                     name=model_claim(
                         f"{workload.name}-model{suffix}",
                         "s3",
-                        refs.volume_identities.get("s3") or stable(refs.bucket, "storage.model_bucket"),
+                        refs.volume_identity("s3"),
                         model.bucket_prefix,
                         str(refs.mount_cache_gib),
                     ),
@@ -339,15 +327,7 @@ class WorkloadChart(cdk8s.Chart):
                 self,
                 f"model-volume{suffix}",
                 FsxModelVolumeProps(
-                    name=model_claim(
-                        f"{workload.name}-model{suffix}",
-                        "fsx",
-                        *(
-                            [refs.volume_identities["fsx"]]
-                            if "fsx" in refs.volume_identities
-                            else [stable(refs.fsx_id, "storage.fsx"), stable(refs.fsx_mount_name, "storage.fsx mount")]
-                        ),
-                    ),
+                    name=model_claim(f"{workload.name}-model{suffix}", "fsx", refs.volume_identity("fsx")),
                     namespace=workload.namespace,
                     file_system_id=refs.fsx_id or "",
                     dns_name=refs.fsx_dns_name or "",
@@ -364,12 +344,7 @@ class WorkloadChart(cdk8s.Chart):
                 self,
                 f"model-volume{suffix}",
                 EfsModelVolumeProps(
-                    name=efs_model_claim(
-                        f"{workload.name}-model{suffix}",
-                        refs.efs_id,
-                        source.path or "",
-                        refs.volume_identities.get("efs"),
-                    ),
+                    name=model_claim(f"{workload.name}-model{suffix}", "efs", refs.volume_identity("efs"), source.path),
                     namespace=workload.namespace,
                     file_system_id=refs.efs_id,
                     path=source.path or "",

@@ -73,6 +73,11 @@ class ModelSourceType(StrEnum):
     read-only by every replica: regional, any zone."""
 
 
+#: Sources whose weights live in the model bucket under ``source.prefix`` (``fsx`` through its data repository):
+#: the only ones a prefix, a sync Job or a bucket role is for.
+BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
+
+
 class InlineArchitecture(StrictModel):
     """Architecture of a model that is not in the catalog (numbers from its config.json)."""
 
@@ -173,7 +178,7 @@ class ModelSource(StrictModel):
                 "set type: image (or efs)",
                 {"field": field, "type": self.type.value},
             )
-        if self.type not in (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX):
+        if self.type not in BUCKET_SOURCES:
             refuse_unread(
                 self,
                 ("prefix",),

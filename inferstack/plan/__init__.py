@@ -20,12 +20,11 @@ from inferstack.config.alerts import AlertTargets
 from inferstack.config.compute import AcceleratedNodeGroupConfig, KarpenterPoolConfig, Taint
 from inferstack.config.kinds import kind_of
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelConfig, WorkloadBase
+from inferstack.config.workloads import BUCKET_SOURCES, ModelConfig, WorkloadBase
 from inferstack.plan.bench import BenchError, ResolvedBench, resolve_bench
 from inferstack.plan.caches import compile_cache, hub_cache
 from inferstack.plan.context import with_context_defaults
 from inferstack.plan.names import (
-    BUCKET_SOURCES,
     needs_reader,
     needs_sync,
     server_service_account,

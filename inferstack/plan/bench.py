@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from inferstack.config.bench import BenchConfig
-from inferstack.config.workloads import ModelSourceType, SingleModelWorkload, WorkloadBase
+from inferstack.config.workloads import BUCKET_SOURCES, ModelSourceType, SingleModelWorkload, WorkloadBase
 from inferstack.plan.endpoints import NoEndpointError, endpoint_of
-from inferstack.plan.names import BUCKET_SOURCES
 
 #: Labels of a benchmark's pods (what constructs.bench renders; a test keeps the two equal).
 BENCH_COMPONENT, BENCH_TARGET_LABEL = "bench", "inferstack.io/bench-target"

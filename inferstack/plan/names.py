@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from inferstack.catalog.instances import AcceleratorKind
-from inferstack.config.workloads import ModelConfig, ModelSourceType, WorkloadBase
+from inferstack.config.workloads import BUCKET_SOURCES, ModelConfig, ModelSourceType, WorkloadBase
 
 if TYPE_CHECKING:
     from inferstack.config.model import InferstackConfig
 
-BUCKET_SOURCES = (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
 #: Files a checkpoint format never needs: vLLM 0.19's Run:ai streamer reads every top-level ``*.safetensors`` of
 #: the prefix (runai_streamer_loader / runai_utils.list_safetensors, vLLM issue 40765), so a Mistral-format repo's
 #: ``consolidated.safetensors`` next to its HF shards loads the weights twice. The sync copies one layout only.

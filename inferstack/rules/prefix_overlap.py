@@ -13,20 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inferstack.config.model import InferstackConfig
-from inferstack.config.workloads import ModelSourceType
+from inferstack.config.workloads import BUCKET_SOURCES
 from inferstack.rules.base import Finding, Rule
 
 RULE_ID = "PREFIX-OVERLAP"
 #: Where benchmark Jobs write their results (``bench/<namespace>/<workload>/``, inferstack.plan.bench).
 BENCH_TREE = "bench/"
-_IN_BUCKET = (ModelSourceType.S3, ModelSourceType.S3_MOUNT, ModelSourceType.FSX)
 
 
 def check(config: InferstackConfig) -> Iterator[Finding]:
     seen: dict[str, tuple[str, str]] = {}  # prefix -> (model@revision, config path)
     for index, workload in enumerate(config.workloads):
         for relative, model in workload.model_entries:
-            if model.source.type not in _IN_BUCKET:
+            if model.source.type not in BUCKET_SOURCES:
                 continue
             path = f"workloads[{index}].{relative}.source.prefix"
             prefix, identity = model.bucket_prefix, f"{model.id}@{model.revision}"

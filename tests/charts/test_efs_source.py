@@ -15,7 +15,7 @@ import cdk8s
 import pytest
 import yaml
 
-from inferstack.charts.workload import StorageRefs, efs_model_claim
+from inferstack.charts.workload import StorageRefs, model_claim
 from inferstack.config import ConfigError, parse_config
 from inferstack.config.edit import with_changes
 from inferstack.config.kinds import KINDS
@@ -111,7 +111,7 @@ def on_efs(kind: str, path: str = PATH) -> tuple[str, Objects]:
     assert variant is not None
     resolved = next(w for w in resolve(variant).workloads if w.kind == kind)
     chart = KINDS[kind].chart(cdk8s.App(), "w", resolved, REFS, kubernetes_version=variant.cluster.kubernetes_version)
-    return efs_model_claim(f"{resolved.name}-model", FILE_SYSTEM, path), chart.to_json()
+    return model_claim(f"{resolved.name}-model", "efs", FILE_SYSTEM, path), chart.to_json()
 
 
 def _efs_volume(objects: Objects) -> dict[str, Any]:
@@ -140,8 +140,12 @@ def test_another_directory_is_another_volume_and_claim():
     second, moved = on_efs("vllm", "/models/team/llama-v2")
     assert first != second and all(re.fullmatch(r"[a-z0-9-]+-model-efs-[0-9a-f]{8}", c) for c in (first, second))
     assert _efs_volume(objects)["metadata"]["name"] != _efs_volume(moved)["metadata"]["name"]
-    assert efs_model_claim("w-model", "${Token[TOKEN.1]}", PATH) == efs_model_claim("w-model", "${Token[X.2]}", PATH)
-    assert efs_model_claim("w-model", FILE_SYSTEM, PATH) != efs_model_claim("w-model", "fs-0123456789abcdef1", PATH)
+    assert model_claim("w-model", "efs", "${Token[TOKEN.1]}", PATH) == model_claim(
+        "w-model", "efs", "${Token[X.2]}", PATH
+    )
+    assert model_claim("w-model", "efs", FILE_SYSTEM, PATH) != model_claim(
+        "w-model", "efs", "fs-0123456789abcdef1", PATH
+    )
 
 
 def _mounts_of(pods: list[dict[str, Any]], claim: str) -> list[dict[str, Any]]:
