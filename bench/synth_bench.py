@@ -1,5 +1,6 @@
 """Cold `cdk synth` of the default inferstack app vs a bare single-stack EKS app, and of a platform with 100
-workloads, alternating, N runs each.
+workloads, alternating, N runs each; and, for reference, the bare app on a Node kernel set up as app.py sets it up
+(the Liftoff preload of inferstack.kernel), like for like.
 
 Each run is a fresh `npx cdk synth --quiet` process (jsii start-up included) into a fresh output folder.
 Prints every run, the medians, the ratios (goals: default ≤ 1.2× bare; 100 workloads ≤ 3× default) and the peak
@@ -24,13 +25,22 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from inferstack.kernel.node_options import with_liftoff_preload  # noqa: E402 - the checkout's, not an install
+
 DEFAULT = "inferstack (default config)"
 BARE = "bare EKS (VPC + cluster + node group)"
 HUNDRED = "inferstack (100 workloads)"
-APPS = {
-    DEFAULT: (f"{sys.executable} app.py", ()),
-    BARE: (f"{sys.executable} bench/bare_app.py", ()),
-    HUNDRED: (f"{sys.executable} app.py", ("-c", "config={hundred}")),
+BARE_LIFTOFF = "bare EKS, Node as app.py sets it"
+#: name → (app command, extra CLI arguments, extra environment). The last app is the like-for-like reference: the
+#: bare app on a Node kernel with app.py's Liftoff preload (inferstack.kernel.node_options), which would speed it up
+#: too; the budget is judged against the bare app as a team writes it.
+APPS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
+    DEFAULT: (f"{sys.executable} app.py", (), {}),
+    BARE: (f"{sys.executable} bench/bare_app.py", (), {}),
+    HUNDRED: (f"{sys.executable} app.py", ("-c", "config={hundred}"), {}),
+    BARE_LIFTOFF: (f"{sys.executable} bench/bare_app.py", (), {"NODE_OPTIONS": with_liftoff_preload("")}),
 }
 
 
@@ -57,13 +67,15 @@ ENV = {
 }
 
 
-def synth_once(app: str, out: Path, extra: tuple[str, ...] = ()) -> tuple[float, int]:
+def synth_once(
+    app: str, out: Path, extra: tuple[str, ...] = (), environment: dict[str, str] | None = None
+) -> tuple[float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
     result = subprocess.run(
         ["npx", "--no-install", "cdk", "synth", "--quiet", "--app", app, "--output", str(out), *extra],
         cwd=ROOT,
-        env=ENV,
+        env={**ENV, **(environment or {})},
         capture_output=True,
         text=True,
     )
@@ -106,9 +118,10 @@ def main() -> int:
     try:
         synth_once(APPS[DEFAULT][0], work / "warmup")  # fill the jsii cache once, outside the timings
         for run in range(args.runs):
-            for name, (app, extra) in APPS.items():
+            for name, (app, extra, environment) in APPS.items():
                 context = tuple(part.format(hundred=hundred) for part in extra)
-                elapsed, peak = synth_once(app, work / f"{run}-{len(times[name])}-{abs(hash(name))}", context)
+                out = work / f"{run}-{len(times[name])}-{abs(hash(name))}"
+                elapsed, peak = synth_once(app, out, context, environment)
                 times[name].append(elapsed)
                 peaks[name] = max(peaks.get(name, 0), peak)
                 print(f"run {run + 1}/{args.runs}  {name:<40} {elapsed:6.2f} s", flush=True)
@@ -120,6 +133,8 @@ def main() -> int:
         print(f"median  {name:<40} {median:6.2f} s")
     print(f"ratio   inferstack / bare = {medians[DEFAULT] / medians[BARE]:.2f}x  (goal <= 1.20x)")
     print(f"ratio   100 workloads / default = {medians[HUNDRED] / medians[DEFAULT]:.2f}x  (goal <= 3.00x)")
+    like_for_like = medians[DEFAULT] / medians[BARE_LIFTOFF]
+    print(f"ratio   inferstack / bare with app.py's Node set-up = {like_for_like:.2f}x  (reference)")
     print(f"peak RSS of any synth subprocess tree member: {max(peaks.values()) / 1024:.0f} MiB (ru_maxrss of children)")
     if not args.no_suite:
         print(f"test suite: {suite_seconds(args.pytest_args):.0f} s  (goal <= {SUITE_GOAL_SECONDS} s)", flush=True)

@@ -29,6 +29,13 @@ from typing import Any
 # Node 20, and only when the variable is not set already (as app.py does).
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
+# app.py's synth (INFERSTACK_FAST_SYNTH=1): Node's set-up and aws-cdk-lib's validator start here, before the imports
+# below load the jsii packages (inferstack.kernel); a team's own app is untouched.
+from inferstack.kernel import fast_synth_requested, start_fast_synth
+
+if fast_synth_requested():
+    start_fast_synth()
+
 from inferstack import kinds as _built_in_kinds  # noqa: F401 - registers the built-in kinds
 from inferstack.config import ConfigError, InferstackConfig, load_config, parse_config
 from inferstack.config.kinds import KINDS, WorkloadKind, register_kind, unregister_kind

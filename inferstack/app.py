@@ -11,6 +11,7 @@ import aws_cdk as cdk
 from inferstack.config import ConfigError, InferstackConfig, load_config
 from inferstack.constructs.custom_resource import CustomResourceError
 from inferstack.constructs.validation import PropError
+from inferstack.kernel import EarlyValidator, take_early_validator
 from inferstack.rules import RuleViolationError
 from inferstack.stacks.platform import Platform, build_platform
 
@@ -47,19 +48,36 @@ def _preflight_passes(config: InferstackConfig, clients: Any = None) -> bool:
     return not failed
 
 
+def _stop(early: EarlyValidator | None) -> int:
+    """Exit status 1 of an app that stops before synth, once the early validator's thread is done (its kernel call
+    must end before Python exits, or jsii's exit at shutdown would close the pipe under it). The problems are on
+    stderr first; the wait (up to the validator's 1.5-2 s) only delays the exit."""
+    sys.stderr.flush()
+    if early is not None:
+        early.discard()
+    return 1
+
+
 def main() -> int:
+    """``cdk synth`` of app.py: the config named by the ``config`` context (default ``inferstack.yaml``) → rules →
+    stacks → synth. 1 with every problem on stderr (no traceback) when the config, a rule, cdk-nag or CloudFormation
+    validation refuses; 0 otherwise. With ``INFERSTACK_FAST_SYNTH=1`` (app.py) the CloudFormation validator that
+    ``inferstack/__init__`` started building is registered at the App (:mod:`inferstack.kernel`)."""
+    early = take_early_validator()
     app = cdk.App()
     config_path = Path(str(app.node.try_get_context("config") or DEFAULT_CONFIG))
     try:
         config = load_config(config_path)
         if _context_flag(app, "inferstack:preflight", False) and not _preflight_passes(config):
-            return 1
+            return _stop(early)
         build_app(config, app, nag=_context_flag(app, "inferstack:nag", True))
     except (ConfigError, RuleViolationError, CustomResourceError, PropError) as exc:
         if isinstance(exc, ConfigError) and exc.source != str(config_path):  # found while rendering (overrides)
             exc = ConfigError(str(config_path), exc.problems)
         print(f"inferstack: {config_path}: {exc}" if isinstance(exc, RuleViolationError) else str(exc), file=sys.stderr)
-        return 1
+        return _stop(early)
+    if early is not None:
+        early.register(app)
     try:
         app.synth()
     except RuntimeError as exc:  # cdk-nag or CloudFormation validation: the report was printed above

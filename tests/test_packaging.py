@@ -47,6 +47,7 @@ def test_the_wheel_ships_the_data_files_synth_reads(wheel):
     assert any(n.startswith("inferstack/catalog/engine_flag_data/") for n in names)
     assert any(n.startswith("inferstack/catalog/price_data/") for n in names)
     assert "inferstack/py.typed" in names  # PEP 561: type checkers read our hints
+    assert "inferstack/kernel/liftoff.js" in names  # app.py's Node preload (inferstack.kernel.node_options)
     # the model-sync image's build context (StorageStack builds it as a container asset)
     assert {"inferstack/images/model-sync/Dockerfile", "inferstack/images/model-sync/requirements.txt"} <= names
     assert not [n for n in names if n.startswith(("tests/", "scripts/", "examples/"))]
