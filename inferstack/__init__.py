@@ -16,7 +16,8 @@ Layers (imports point one way): ``catalog`` (facts) → ``config`` (typed, valid
 (the resolved platform) → ``rules`` (synth-time checks) → ``constructs`` (cdk8s, no config) → ``charts`` (cdk8s from
 the plan) → ``stacks`` (aws-cdk-lib); ``kinds`` (one module per workload kind) above them, registering each kind's
 parts; ``gates`` (what runs: rendered charts, operator projections, Pod Security, NetworkPolicies) beside them,
-imported by the tests and the CLI only. Importing this package registers the built-in kinds.
+imported by the tests and the CLI only; ``kernel`` (how ``app.py`` runs jsii's Node kernel, see
+:mod:`inferstack.kernel`) imports none of them. Importing this package registers the built-in kinds.
 """
 
 from __future__ import annotations

@@ -130,3 +130,22 @@ def test_plan_has_a_row_per_ray_model_and_pd_side():
     assert [line.split()[1] for line in multi[2:]] == ["models[0]", "models[1]"]
     pd = plan_table(load_config(ROOT / "examples" / "ray-pd-efa-p5.yaml")).splitlines()
     assert [line.split()[1] for line in pd[2:]] == ["prefill", "decode"] and all("fits" in line for line in pd[2:])
+
+
+def test_app_py_leaves_with_mains_status_and_its_output_flushed(tmp_path):
+    """app.py's last exit handler skips the interpreter's teardown: what the exit handlers before it write (jsii's
+    forwards Node's stderr) still arrives on stdout, block-buffered into a pipe, and the status is main()'s."""
+    script = tmp_path / "leave.py"
+    script.write_text(
+        "import atexit, runpy\n"
+        "app = runpy.run_path('app.py')\n"
+        "from inferstack.kernel import take_early_validator\n"
+        "take_early_validator().discard()\n"
+        "atexit.register(print, 'written at exit')\n"
+        "print('written before the exit')\n"
+        "app['EXIT_STATUS'].append(3)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("INFERSTACK_FAST_SYNTH", "PYTHONUNBUFFERED")}
+    result = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True)
+    expected = (3, "written before the exit\nwritten at exit\n")
+    assert (result.returncode, result.stdout) == expected, result.stderr[-2000:]

@@ -268,3 +268,15 @@ def test_an_app_that_stops_before_synth_waits_for_the_thread_after_printing():
     early = Early()
     assert (_stop(early), early.discarded) == (1, 1)
     assert _stop(None) == 1
+
+
+def test_the_kernel_package_imports_no_other_layer():
+    """``inferstack/__init__`` starts it before importing the layers: it may import only itself."""
+    from tests.test_imports import import_graph
+
+    graph = import_graph()
+    kernel = {m: deps for m, deps in graph.items() if m.startswith("inferstack.kernel")}
+    assert len(kernel) == 4  # the package, node_options, serialized, early_validator
+    assert {m: sorted(d for d in deps if not d.startswith("inferstack.kernel")) for m, deps in kernel.items()} == {
+        m: [] for m in kernel
+    }
