@@ -32,7 +32,9 @@ def leave_without_teardown() -> None:
     INFERSTACK_FAST_SYNTH=1 and once main() returned."""
     if EXIT_STATUS and os.environ.get("INFERSTACK_FAST_SYNTH") == "1":
         for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):  # a closed or broken pipe: nothing more can reach it
+            # A closed or broken pipe: nothing more can reach it, and the status stays main()'s (Python itself would
+            # exit 120 when flushing stdout fails at its teardown).
+            with contextlib.suppress(OSError, ValueError):
                 stream.flush()
         os._exit(EXIT_STATUS[0])
 

@@ -149,3 +149,27 @@ def test_app_py_leaves_with_mains_status_and_its_output_flushed(tmp_path):
     result = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True)
     expected = (3, "written before the exit\nwritten at exit\n")
     assert (result.returncode, result.stdout) == expected, result.stderr[-2000:]
+
+
+def test_app_py_registers_its_exit_handler_before_jsiis(tmp_path):
+    """Exit handlers run last-in, first-out: app.py's leaves the process, so it must be registered before jsii's
+    (which stops Node and joins the thread forwarding Node's output), i.e. before the kernel starts."""
+    script = tmp_path / "order.py"
+    script.write_text(
+        "import atexit, json, runpy\n"
+        "order = []\n"
+        "register = atexit.register\n"
+        "def recording(func, *args, **kwargs):\n"
+        "    order.append(getattr(func, '__qualname__', repr(func)))\n"
+        "    return register(func, *args, **kwargs)\n"
+        "atexit.register = recording\n"
+        "runpy.run_path('app.py')\n"
+        "from inferstack.kernel import take_early_validator\n"
+        "take_early_validator().discard()\n"
+        "print(json.dumps(order))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "INFERSTACK_FAST_SYNTH"}
+    result = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True)
+    order = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "_NodeProcess.stop" in order
+    assert order.index("leave_without_teardown") < order.index("_NodeProcess.stop")

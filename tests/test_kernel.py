@@ -119,6 +119,14 @@ def test_two_threads_take_turns_in_a_serialized_kernel(tmp_path):
     assert result == {"hung": False, "wrong": [], "serialized": True}
 
 
+#: A GameLift fleet with an inverted port range: schema-valid, refused by the Rego rules aws-cdk-lib ships
+#: (core/lib/validation/rules/gamelift-fleet.rego, CDK-GameLift-001), which only a plugin with its default rules runs.
+GAMELIFT_FLEET = (
+    'cdk.CfnResource(stack, "Fleet", type="AWS::GameLift::Fleet", properties={"Name": "f", '
+    '"EC2InboundPermissions": [{"FromPort": 2000, "ToPort": 1000, "IpRange": "10.0.0.0/16", "Protocol": "TCP"}]})'
+)
+
+
 def test_the_early_validator_replaces_the_default_one_and_still_fails_synth(tmp_path):
     """Registered at the App, the early plugin is the one validation (aws-cdk-lib adds its own only when none is
     registered): one CloudFormation Validate report, and a misspelled property still fails synth."""
@@ -132,7 +140,9 @@ def test_the_early_validator_replaces_the_default_one_and_still_fails_synth(tmp_
 
         early = take_early_validator()
         app = cdk.App(outdir={str(tmp_path / "out")!r}, context={{"@aws-cdk/core:validateAgainstDefaultRules": True}})
-        cdk.CfnResource(cdk.Stack(app, "s"), "Topic", type="AWS::SNS::Topic", properties={{"TopicNam": "x"}})
+        stack = cdk.Stack(app, "s")
+        cdk.CfnResource(stack, "Topic", type="AWS::SNS::Topic", properties={{"TopicNam": "x"}})
+        {GAMELIFT_FLEET}
         early.register(app)
         try:
             app.synth()
@@ -166,8 +176,9 @@ def test_the_early_validator_replaces_the_default_one_and_still_fails_synth(tmp_
     assert result["serialized"] and not result["taken_again"] and result["failed"]
     assert result["duplicate"], "register() left the App without the early plugin"
     assert result["plugins"] == ["CloudFormation Validate"]
-    (finding,) = result["findings"]
-    assert finding.startswith("F3002 TopicNam: Additional properties are not allowed")
+    default_rule, schema = sorted(result["findings"])
+    assert default_rule.startswith("CDK-GameLift-001 ")  # aws-cdk-lib's own Rego rules ran: the default configuration
+    assert schema.startswith("F3002 TopicNam: Additional properties are not allowed")
 
 
 def test_no_early_validator_when_validation_is_off_or_fast_synth_is_not_asked(tmp_path):
@@ -217,41 +228,58 @@ def test_the_thread_loads_every_jsii_package_the_stacks_load(tmp_path):
     assert result["thread"] == result["stacks"]
 
 
-def test_app_main_registers_the_early_validator_on_a_liftoff_kernel(tmp_path):
-    """``app.py``'s main hands the early plugin to its App (the synth it runs validates with it), and the kernel's
-    Node started with the Liftoff preload."""
-    config = tmp_path / "small.yaml"
-    config.write_text("name: small\n")
-    result = run_python(
-        """
-        import json
-        import inferstack
-        from inferstack.kernel.early_validator import EarlyValidator
+#: Runs ``inferstack.app.main`` as app.py does (INFERSTACK_FAST_SYNTH=1), recording the early validator's calls.
+MAIN_SCRIPT = """
+    import json, os
+    import inferstack
+    from inferstack.kernel.early_validator import EarlyValidator
 
-        calls = []
-        register, discard = EarlyValidator.register, EarlyValidator.discard
-        EarlyValidator.register = lambda self, app: (calls.append("register"), register(self, app))[1]
-        EarlyValidator.discard = lambda self: (calls.append("discard"), discard(self))[1]
-        from inferstack.app import main
+    calls = []
+    register, discard = EarlyValidator.register, EarlyValidator.discard
+    EarlyValidator.register = lambda self, app: (calls.append("register"), register(self, app))[1]
+    EarlyValidator.discard = lambda self: (calls.append("discard"), discard(self))[1]
+    from inferstack.app import main
 
-        status = main()
-        from jsii._runtime import kernel
+    status = main()
+    from jsii._runtime import kernel
 
-        host = kernel.provider._process._process.pid
-        environ = open(f"/proc/{host}/environ", "rb").read().decode().split(chr(0))
-        node_options = [e for e in environ if e.startswith("NODE_OPTIONS=")]
-        print(json.dumps({"status": status, "calls": calls, "node_options": node_options}))
-        """,
+    host = kernel.provider._process._process.pid
+    environ = open(f"/proc/{host}/environ", "rb").read().decode().split(chr(0))
+    node_options = [e for e in environ if e.startswith("NODE_OPTIONS=")]
+    print(json.dumps({"status": status, "calls": calls, "node_options": node_options,
+                      "python_node_options": os.environ.get("NODE_OPTIONS")}))
+    """
+
+
+def run_main(config: Path, tmp_path: Path) -> dict:
+    return run_python(
+        MAIN_SCRIPT,
         tmp_path,
         INFERSTACK_FAST_SYNTH="1",
         INFERSTACK_FIELD_DESCRIPTIONS="0",
         CDK_CONTEXT_JSON=json.dumps({"config": str(config)}),
         CDK_OUTDIR=str(tmp_path / "out"),
     )
+
+
+def test_app_main_registers_the_early_validator_on_a_liftoff_kernel(tmp_path):
+    """``app.py``'s main hands the early plugin to its App (the synth it runs validates with it); the kernel's Node
+    started with the Liftoff preload, and processes started after it get the user's NODE_OPTIONS back."""
+    config = tmp_path / "small.yaml"
+    config.write_text("name: small\n")
+    result = run_main(config, tmp_path)
     assert (result["status"], result["calls"]) == (0, ["register"])
     assert result["node_options"] == [f'NODE_OPTIONS=--require "{LIFTOFF_PRELOAD}"'], "the kernel ran without Liftoff"
+    assert result["python_node_options"] is None, "processes started after the kernel inherit the preload"
     report = json.loads((tmp_path / "out" / "validation-report.json").read_text())
     assert [p["pluginName"] for p in report["pluginReports"]] == ["AwsSolutions", "CloudFormation Validate"]
+
+
+def test_app_main_stopping_on_a_rule_waits_for_the_early_validator(tmp_path):
+    config = tmp_path / "public.yaml"
+    config.write_text("cluster:\n  endpoint_access: public\n")
+    result = run_main(config, tmp_path)
+    assert (result["status"], result["calls"]) == (1, ["discard"])
 
 
 def test_an_app_that_stops_before_synth_waits_for_the_thread_after_printing():
@@ -280,3 +308,83 @@ def test_the_kernel_package_imports_no_other_layer():
     assert {m: sorted(d for d in deps if not d.startswith("inferstack.kernel")) for m, deps in kernel.items()} == {
         m: [] for m in kernel
     }
+
+
+def test_main_takes_the_early_validator_only_once_its_thread_loaded_every_package(tmp_path):
+    """The deadlock guard (early_validator's docstring): when take_early_validator() returns, the thread has
+    imported every package it loads (here one more that takes a second), so it holds no import lock."""
+    (tmp_path / "slow_jsii_package.py").write_text("import time\ntime.sleep(1)\nDONE = True\n")
+    result = run_python(
+        f"""
+        import json, sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import inferstack
+        from inferstack.kernel import early_validator
+
+        early_validator.JSII_PACKAGES += ("slow_jsii_package",)
+        early_validator.start_early_validator()
+        early = early_validator.take_early_validator()
+        loaded = getattr(sys.modules.get("slow_jsii_package"), "DONE", False)
+        early.discard()
+        print(json.dumps({{"loaded": loaded}}))
+        """,
+        tmp_path,
+    )
+    assert result == {"loaded": True}
+
+
+def test_a_failed_early_validator_leaves_validation_to_aws_cdk_lib(tmp_path):
+    """What the thread raised is one line on stderr, and the App is validated by aws-cdk-lib's own instance."""
+    result = run_python(
+        f"""
+        import contextlib, io, json, os
+        import inferstack
+        import inferstack.kernel.early_validator as early_validator
+        import aws_cdk as cdk
+
+        early_validator.JSII_PACKAGES += ("no_such_jsii_package",)
+        early = early_validator.EarlyValidator().start()
+        app = cdk.App(outdir={str(tmp_path / "out")!r})
+        stack = cdk.Stack(app, "s")
+        cdk.CfnResource(stack, "Topic", type="AWS::SNS::Topic", properties={{"TopicNam": "x"}})
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr):
+            early.register(app)
+        app.synth()
+        report = json.load(open(os.path.join({str(tmp_path / "out")!r}, "validation-report.json")))
+        plugins = [p["pluginName"] for p in report["pluginReports"]]
+        print(json.dumps({{"stderr": stderr.getvalue(), "plugins": plugins}}))
+        """,
+        tmp_path,
+    )
+    assert result["stderr"] == (
+        "inferstack: the early CloudFormation validator failed (ModuleNotFoundError: No module named "
+        "'no_such_jsii_package'); aws-cdk-lib builds its own at synth\n"
+    )
+    assert result["plugins"] == ["CloudFormation Validate"]
+
+
+def test_the_early_plugin_reports_what_the_default_instance_reports(tmp_path):
+    """The same App validated by the early plugin and by aws-cdk-lib's default instance: the same report."""
+    script = f"""
+        import json, os, re
+        import inferstack
+        import aws_cdk as cdk
+        from inferstack.kernel import take_early_validator
+
+        early = take_early_validator()
+        out = {str(tmp_path)!r} + ("/early" if early else "/default")
+        app = cdk.App(outdir=out)
+        stack = cdk.Stack(app, "s")
+        cdk.CfnResource(stack, "Topic", type="AWS::SNS::Topic", properties={{"TopicNam": "x"}})
+        {GAMELIFT_FLEET}
+        if early:
+            early.register(app)
+        app.synth()
+        text = open(os.path.join(out, "validation-report.json")).read()
+        print(json.dumps(re.sub(r'"[^"]*(/tmp/|jsii-kernel-|program\\\\.js)[^"]*"', '"<path>"', text)))
+        """
+    early = run_python(script, tmp_path, INFERSTACK_FAST_SYNTH="1")
+    default = run_python(script, tmp_path)
+    assert "CDK-GameLift-001" in early and "F3002" in early
+    assert early.replace("/early", "/default") == default

@@ -13,15 +13,24 @@ alike). Nothing is validated earlier or skipped; only the build of the engine mo
 Before it starts, :func:`~inferstack.kernel.serialized.serialize_kernel` makes the two threads take turns in the
 kernel. The thread first imports the jsii packages inferstack loads (:data:`JSII_PACKAGES`), so the main thread's
 imports find them loaded and keep running Python while the kernel builds the plugin.
+
+What keeps the two kinds of lock (Python's per-module import locks, the kernel lock) from deadlocking: the thread
+holds a package's import lock only while it loads that package, and a deadlock needs the main thread to import that
+package from inside a kernel call (jsii imports a type's module while reading a response; callbacks run Python).
+While the thread loads, the main thread is importing inferstack, whose only kernel calls are assembly loads
+(no callbacks, no imports); :func:`take_early_validator`, the first thing ``main()`` does, waits until the loads are
+done, so every later kernel call of the main thread finds the thread holding no import lock.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import sys
 import threading
 from typing import Any
 
+from inferstack.kernel.node_options import restore_node_options
 from inferstack.kernel.serialized import serialize_kernel
 
 #: The jsii packages inferstack's stacks and charts import, loaded by the thread before it builds the plugin, in
@@ -55,6 +64,7 @@ class EarlyValidator:
         self._plugin: Any = None
         self._error: BaseException | None = None
         self._wanted = builtin_validation_enabled()
+        self._loaded = threading.Event()
 
     def start(self) -> EarlyValidator:
         """Serialize the kernel, then start the thread. Returns ``self``."""
@@ -64,8 +74,13 @@ class EarlyValidator:
 
     def _build(self) -> None:
         try:
-            for package in JSII_PACKAGES:
-                importlib.import_module(package)
+            try:
+                for package in JSII_PACKAGES:
+                    importlib.import_module(package)
+                    if package == "aws_cdk":  # the kernel's Node runs: processes started later get the user's options
+                        restore_node_options()
+            finally:
+                self._loaded.set()
             if self._wanted:
                 import aws_cdk
 
@@ -74,13 +89,22 @@ class EarlyValidator:
             self._error = exc
 
     def _wait(self) -> None:
+        """Join the thread; what it raised is reported on stderr in one line (the plugin is then None)."""
         self._thread.join()
         if self._error is not None:
-            raise self._error
+            print(
+                f"inferstack: the early CloudFormation validator failed ({type(self._error).__name__}: "
+                f"{self._error}); aws-cdk-lib builds its own at synth",
+                file=sys.stderr,
+            )
+            self._error = None
+            self._plugin = None
 
     def register(self, app: Any) -> None:
         """Wait for the plugin and add it to ``app`` (an ``aws_cdk.App`` with built-in validation on, before
-        ``synth``), unless ``CDK_VALIDATION=false`` ruled validation out when the thread started."""
+        ``synth``: an explicitly added plugin runs even where the App turned its own off), unless
+        ``CDK_VALIDATION=false`` ruled validation out when the thread started or the thread failed (then
+        aws-cdk-lib's default instance validates, as without this class)."""
         self._wait()
         if self._plugin is not None:
             import aws_cdk
@@ -105,7 +129,10 @@ def start_early_validator() -> EarlyValidator:
 
 
 def take_early_validator() -> EarlyValidator | None:
-    """The started :class:`EarlyValidator`, handed over once (later calls: None), or None if none was started."""
+    """The started :class:`EarlyValidator`, handed over once (later calls: None), or None if none was started;
+    returns once its thread has loaded :data:`JSII_PACKAGES` (the thread then holds no import lock: see above)."""
     global _started
     started, _started = _started, None
+    if started is not None:
+        started._loaded.wait()
     return started

@@ -26,7 +26,25 @@ def with_liftoff_preload(node_options: str, preload_file: Path = LIFTOFF_PRELOAD
     return f"{node_options} {preload}".strip()
 
 
+#: ``NODE_OPTIONS`` as it was before :func:`preload_liftoff` (None: unset), until :func:`restore_node_options`.
+_before: list[str | None] = []
+
+
 def preload_liftoff(environ: MutableMapping[str, str] = os.environ) -> None:
     """Set ``NODE_OPTIONS`` in ``environ`` (default: this process's, which the jsii kernel inherits when it starts)
-    so that the kernel preloads :data:`LIFTOFF_PRELOAD`. Only a kernel started afterwards sees it."""
+    so that the kernel preloads :data:`LIFTOFF_PRELOAD`. Only a kernel started afterwards sees it; once it runs,
+    :func:`restore_node_options` gives other processes the user's options back."""
+    _before.append(environ.get("NODE_OPTIONS"))
     environ["NODE_OPTIONS"] = with_liftoff_preload(environ.get("NODE_OPTIONS", ""))
+
+
+def restore_node_options(environ: MutableMapping[str, str] = os.environ) -> None:
+    """``NODE_OPTIONS`` back to its value before the first :func:`preload_liftoff` (a no-op without one)."""
+    if not _before:
+        return
+    before = _before[0]
+    _before.clear()
+    if before is None:
+        environ.pop("NODE_OPTIONS", None)
+    else:
+        environ["NODE_OPTIONS"] = before
