@@ -17,8 +17,8 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 # FIELD_DESCRIPTIONS, about a third of inferstack's import). Validation is the same.
 os.environ.setdefault("INFERSTACK_FIELD_DESCRIPTIONS", "0")
 # Synth's Node kernel: WebAssembly by V8's baseline compiler only, and aws-cdk-lib's CloudFormation validator built on
-# a second thread while Python loads the config (inferstack.kernel; the same checks, about 1.5 s less per synth); and
-# the exit below.
+# a second thread while Python loads the config (inferstack.kernel; the same checks), and the exit below: about 2 s
+# less per synth together (make bench; README "Benchmark").
 os.environ.setdefault("INFERSTACK_FAST_SYNTH", "1")
 
 #: main()'s exit status, once it returned (an exception out of main exits as Python would, after its traceback).

@@ -2,7 +2,7 @@
 
 Every ``cdk synth`` of aws-cdk-lib 2.275.0 validates the templates with ``CloudFormationValidatePlugin``, which
 aws-cdk-lib builds at the first synth (``core/lib/private/synthesis-validation.js`` ``pluginsToEvaluate``:
-``_singletonInstance()``): 1.5-1.9 s of Node time, mostly @aws/cloudformation-validate's WebAssembly starting, with
+``_singletonInstance()``): 1.1-1.9 s of Node time, mostly @aws/cloudformation-validate's WebAssembly starting, with
 Python idle. inferstack's own import, the config and the rules are 0.6-0.9 s of Python with Node idle. An
 :class:`EarlyValidator` builds the plugin on a second thread meanwhile; the app registers it at the App before
 synth — "Registering a CloudFormationValidatePlugin explicitly replaces the auto-registered default instance"
@@ -28,6 +28,7 @@ import importlib
 import os
 import sys
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from inferstack.kernel.node_options import restore_node_options
@@ -45,7 +46,7 @@ JSII_PACKAGES = (
 )
 
 
-def builtin_validation_enabled(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+def builtin_validation_enabled(environ: Mapping[str, str] = os.environ) -> bool:
     """Whether aws-cdk-lib would validate with its own plugin in this process: not when ``CDK_VALIDATION`` is
     ``false`` (what ``cdk synth --no-validation`` sets for the app). An app made with
     ``builtinCloudFormationValidation: false`` is the caller's to rule out."""
@@ -56,7 +57,8 @@ class EarlyValidator:
     """The CloudFormation validator plugin, built on a daemon thread from :meth:`start` on.
 
     :meth:`register` waits for it and adds it to an App; :meth:`discard` only waits (an app that stops before
-    synth, so the kernel is idle when Python exits). Either re-raises what the thread raised.
+    synth, so the kernel is idle when Python exits). What the thread raised, either reports in one stderr line
+    (aws-cdk-lib's default instance then validates).
     """
 
     def __init__(self) -> None:
